@@ -1,0 +1,28 @@
+"""Cython extensions of skpaper; all other metadata lives in pyproject.toml."""
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+_DIRECTIVES = {
+    "language_level": "3",
+    "boundscheck": False,
+    "wraparound": False,
+    "initializedcheck": False,
+    "cdivision": True,
+}
+
+extensions = [
+    Extension(
+        "skpaper._ext._hashing",
+        ["src_ext/_hashing.pyx"],
+        include_dirs=[np.get_include(), "src_ext"],
+        extra_compile_args=["-O3"],
+    ),
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions, compiler_directives=_DIRECTIVES, include_path=["src_ext"]
+    )
+)

@@ -1,0 +1,3 @@
+"""Data generators for `skpaper.graph` (numpy only; no torch import)."""
+
+__all__ = []

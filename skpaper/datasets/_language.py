@@ -1,0 +1,3 @@
+"""Data generators for `skpaper.language` (numpy only; no torch import)."""
+
+__all__ = []

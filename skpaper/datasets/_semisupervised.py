@@ -1,0 +1,3 @@
+"""Data generators for `skpaper.semisupervised` (numpy only; no torch import)."""
+
+__all__ = []

@@ -1,0 +1,13 @@
+"""Shared utilities: the estimator registry, validation helpers and seeding."""
+
+from ._registry import all_estimators
+from ._seeding import check_torch_generator, derive_seed, spawn_seeds
+from ._parallel import parallel_map
+
+__all__ = [
+    "all_estimators",
+    "check_torch_generator",
+    "derive_seed",
+    "parallel_map",
+    "spawn_seeds",
+]

@@ -1,0 +1,47 @@
+"""Small settings and expected check failures for the common estimator checks.
+
+Each family owns one module here (``_test_params/<family>.py``) defining:
+
+``INIT_PARAMS``
+    ``{"ClassName": {param: value}}``: keyword arguments that make the estimator
+    small and fast enough for the common checks (few epochs, tiny widths).
+``EXTRA_INSTANCES``
+    ``{"ClassName": [{param: value}, ...]}``: further configurations to check.
+``EXPECTED_FAILED_CHECKS``
+    ``{"ClassName": {"check_name": "reason"}}``: every entry needs a reason that
+    says why the check cannot pass for this estimator.
+
+This package merges them; :mod:`tests.test_common` reads the merged tables.
+"""
+
+import importlib
+
+from .._registry import FAMILIES
+
+INIT_PARAMS = {}
+EXTRA_INSTANCES = {}
+EXPECTED_FAILED_CHECKS = {}
+
+for _family in FAMILIES:
+    try:
+        _module = importlib.import_module(f"{__name__}.{_family}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{_family}":
+            raise
+        continue
+    INIT_PARAMS.update(getattr(_module, "INIT_PARAMS", {}))
+    EXTRA_INSTANCES.update(getattr(_module, "EXTRA_INSTANCES", {}))
+    EXPECTED_FAILED_CHECKS.update(getattr(_module, "EXPECTED_FAILED_CHECKS", {}))
+
+
+def make_instances(cls):
+    """Yield the small instances of ``cls`` that the common checks run on."""
+    name = cls.__name__
+    yield cls(**INIT_PARAMS.get(name, {}))
+    for params in EXTRA_INSTANCES.get(name, []):
+        yield cls(**{**INIT_PARAMS.get(name, {}), **params})
+
+
+def expected_failed_checks(estimator):
+    """Return ``{check_name: reason}`` for ``estimator`` (used by parametrize_with_checks)."""
+    return dict(EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {}))
