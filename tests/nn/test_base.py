@@ -1,0 +1,160 @@
+"""Tests of the torch base estimator through the reference MLPs."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skpaper.nn import Callback, EarlyStopping, MLPClassifier, MLPRegressor, resolve_device
+
+SMALL = dict(hidden_layer_sizes=(16,), max_epochs=30, lr=1e-2, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def clf_data():
+    return make_classification(n_samples=200, n_features=6, n_informative=4, n_classes=3,
+                               random_state=0)
+
+
+def test_mlp_classifier_pickle_round_trip_predicts_identically(clf_data):
+    X, y = clf_data
+    clf = MLPClassifier(random_state=0, **SMALL).fit(X, y)
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
+    assert restored.history_ == clf.history_
+    assert restored.n_iter_ == clf.n_iter_
+
+
+def test_pickle_stores_cpu_state_dict_not_live_module(clf_data):
+    X, y = clf_data
+    clf = MLPClassifier(random_state=0, **SMALL).fit(X, y)
+    state = clf.__getstate__()
+    assert set(state["module_"]) == {"__skpaper_state_dict__", "dtype"}
+    assert all(t.device.type == "cpu" for t in state["module_"]["__skpaper_state_dict__"].values())
+    assert "optimizer_" not in state
+
+
+def test_gpu_trained_pickle_loads_on_cpu_only_machine(clf_data, monkeypatch):
+    X, y = clf_data
+    clf = MLPClassifier(random_state=0, **SMALL).fit(X, y)
+    expected = clf.predict(X)
+    clf.device_ = "cuda"  # as if trained on a GPU; the state dict is already on CPU
+    payload = pickle.dumps(clf)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    restored = pickle.loads(payload)
+    assert restored.device_ == "cpu"
+    np.testing.assert_array_equal(restored.predict(X), expected)
+
+
+def test_same_random_state_same_model_and_global_rng_untouched(clf_data):
+    X, y = clf_data
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state().clone()
+    a = MLPClassifier(random_state=3, **SMALL).fit(X, y)
+    b = clone(a).fit(X, y)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    c = MLPClassifier(random_state=4, **SMALL).fit(X, y)
+    assert not np.allclose(a.predict_proba(X), c.predict_proba(X))
+
+
+def test_history_callbacks_and_early_stopping(clf_data):
+    X, y = clf_data
+
+    class Recorder(Callback):
+        def __init__(self):
+            self.events = []
+
+        def on_train_begin(self, estimator):
+            self.events.append("begin")
+
+        def on_epoch_end(self, estimator, record):
+            self.events.append(record["epoch"])
+            return record["epoch"] == 5
+
+        def on_train_end(self, estimator):
+            self.events.append("end")
+
+    rec = Recorder()
+    clf = MLPClassifier(random_state=0, callbacks=[rec], **SMALL).fit(X, y)
+    assert rec.events == ["begin", 1, 2, 3, 4, 5, "end"]
+    assert clf.n_iter_ == len(clf.history_) == 5
+    assert [r["epoch"] for r in clf.history_] == [1, 2, 3, 4, 5]
+    assert all(np.isfinite(r["train_loss"]) for r in clf.history_)
+    assert clf.callbacks == [rec]  # the estimator's own stopping rule is not left behind
+
+    stopper = EarlyStopping(patience=1, tol=1e9)
+    clf = MLPClassifier(random_state=0, callbacks=[stopper], **SMALL).fit(X, y)
+    assert clf.n_iter_ == 2  # epoch 1 sets the baseline, epoch 2 fails to beat it
+
+
+def test_training_loss_decreases(clf_data):
+    X, y = clf_data
+    clf = MLPClassifier(random_state=0, **{**SMALL, "max_epochs": 40}).fit(X, y)
+    losses = [r["train_loss"] for r in clf.history_]
+    assert losses[-1] < 0.7 * losses[0]
+
+
+def test_inference_dtype_controls_module_precision(clf_data):
+    X, y = clf_data
+    c64 = MLPClassifier(random_state=0, **SMALL).fit(X, y)
+    c32 = MLPClassifier(random_state=0, inference_dtype="float32", **SMALL).fit(X, y)
+    assert next(c64.module_.parameters()).dtype == torch.float64
+    assert next(c32.module_.parameters()).dtype == torch.float32
+    np.testing.assert_allclose(c64.predict_proba(X), c32.predict_proba(X), atol=1e-5)
+
+
+def test_mlp_regressor_multi_output_and_pipeline():
+    X, y = make_regression(n_samples=150, n_features=5, n_targets=2, noise=0.1, random_state=0)
+    y = y / y.std(axis=0)
+    pipe = make_pipeline(StandardScaler(), MLPRegressor(random_state=0, **{**SMALL,
+                                                                           "max_epochs": 80}))
+    pipe.fit(X, y)
+    assert pipe.predict(X).shape == (150, 2)
+    assert pipe.score(X, y) > 0.8
+
+
+def test_grid_search_with_two_jobs(clf_data):
+    X, y = clf_data
+    search = GridSearchCV(
+        MLPClassifier(random_state=0, **SMALL),
+        {"hidden_layer_sizes": [(8,), (16,)], "lr": [1e-2]},
+        cv=2,
+        n_jobs=2,
+    ).fit(X, y)
+    assert search.best_params_["hidden_layer_sizes"] in [(8,), (16,)]
+    assert search.best_score_ > 0.5
+
+
+def test_bad_parameters_raise_naming_the_parameter(clf_data):
+    X, y = clf_data
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        MLPClassifier(hidden_layer_sizes=(0,)).fit(X, y)
+    with pytest.raises(ValueError, match="'lr' parameter"):
+        MLPClassifier(lr=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="'inference_dtype' parameter"):
+        MLPClassifier(inference_dtype="float16").fit(X, y)
+
+
+def test_resolve_device():
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") in ("cpu", "cuda")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")
+
+
+@pytest.mark.gpu
+def test_mlp_trains_on_gpu_and_pickles_to_cpu(clf_data):
+    X, y = clf_data
+    clf = MLPClassifier(random_state=0, **{**SMALL, "device": "cuda"}).fit(X, y)
+    assert clf.device_ == "cuda"
+    assert next(clf.module_.parameters()).is_cuda
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_allclose(restored.predict_proba(X), clf.predict_proba(X), atol=1e-6)
