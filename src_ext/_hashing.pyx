@@ -9,6 +9,7 @@ from its specification. Both work on read-only buffers and release the GIL.
 import numpy as np
 
 cimport numpy as cnp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 cnp.import_array()
@@ -160,13 +161,22 @@ def hash_bytes_sequence(keys, seed=0):
     cdef const uint8_t[::1] view
     cdef const uint8_t* ptr
     cdef uint64_t out[2]
+    cdef object item
     result = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] res = result
     for i in range(n):
-        view = _as_bytes_view(items[i])
-        ptr = NULL
-        if view.shape[0] > 0:
-            ptr = &view[0]
-        _murmur3_x64_128(ptr, view.shape[0], s, out)
+        item = items[i]
+        if type(item) is str:
+            item = (<str>item).encode("utf-8")
+        if type(item) is bytes:
+            # Fast path: read the bytes object's buffer without a memoryview.
+            _murmur3_x64_128(<const uint8_t*>PyBytes_AS_STRING(item),
+                             PyBytes_GET_SIZE(item), s, out)
+        else:
+            view = _as_bytes_view(item)
+            ptr = NULL
+            if view.shape[0] > 0:
+                ptr = &view[0]
+            _murmur3_x64_128(ptr, view.shape[0], s, out)
         res[i] = out[0]
     return result

@@ -1,0 +1,110 @@
+"""Every registered claim runs at smoke scale; the CLI lists and reproduces."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from skpaper.cli import main
+from skpaper.papers import SCALES, ClaimResult, get_claims, get_papers, run_claim
+
+CLAIMS = get_claims()
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: c.key)
+def test_claim_runs_at_smoke_scale(claim, tmp_path):
+    result = run_claim(claim, scale="smoke", seed=0, out_dir=tmp_path)
+    assert result.error is None, result.error
+    assert isinstance(result.passed, bool)
+    assert result.observed and result.expected
+    payload = json.loads((tmp_path / claim.paper / f"{claim.claim_id}.json").read_text())
+    assert payload["claim"] == claim.claim_id and payload["scale"] == "smoke"
+    for artifact in result.artifacts:
+        assert (tmp_path / claim.paper / artifact).stat().st_size > 0
+
+
+def test_papers_have_claims_and_slugs_match_modules():
+    papers = get_papers()
+    assert any(p.kind == "selfcheck" for p in papers)
+    for paper in papers:
+        assert any(c.paper == paper.slug for c in CLAIMS), f"{paper.slug} has no claim"
+        if paper.kind == "paper":
+            module = sys.modules[f"skpaper.papers.{paper.slug.replace('-', '_')}"]
+            assert module.SLUG == paper.slug
+
+
+def test_get_claims_rejects_unknown_paper():
+    with pytest.raises(ValueError, match="paper must be 'all' or one of"):
+        get_claims("no-such-paper")
+
+
+def test_run_claim_records_errors_and_rejects_bad_scale(tmp_path):
+    from skpaper.papers import Claim
+
+    def broken(scale, seed, out_dir):
+        raise RuntimeError("boom")
+
+    def wrong_type(scale, seed, out_dir):
+        return {"passed": True}
+
+    result = run_claim(Claim("x", "broken", "fails", broken), "smoke", 0, tmp_path)
+    assert not result.passed and "RuntimeError: boom" in result.error
+    result = run_claim(Claim("x", "wrong", "bad type", wrong_type), "smoke", 0, tmp_path)
+    assert "must return a ClaimResult" in result.error
+    with pytest.raises(ValueError, match="scale must be one of"):
+        run_claim(Claim("x", "ok", "", broken), "huge", 0, tmp_path)
+    assert SCALES == ("smoke", "quick", "full")
+
+
+def test_claim_result_to_dict_is_json_ready():
+    import numpy as np
+
+    result = ClaimResult(observed={"a": np.float64(0.5), "b": np.arange(2), "c": float("nan")},
+                         expected={"a": 1}, passed=True)
+    json.dumps(result.to_dict())
+    assert result.to_dict()["observed"] == {"a": 0.5, "b": [0, 1], "c": "nan"}
+
+
+def test_cli_list_and_reproduce_selfcheck(tmp_path, capsys):
+    assert main(["list"]) == 0
+    listing = capsys.readouterr().out
+    assert "Framework self-checks:" in listing and "framework-selfcheck" in listing
+    code = main(["reproduce", "framework-selfcheck", "--scale", "smoke", "--out",
+                 str(tmp_path), "--strict"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    report = (tmp_path / "report.md").read_text()
+    assert "| framework-selfcheck | mlp-matches-sklearn-digits |" in report
+    assert (tmp_path / "framework-selfcheck" / "mlp_vs_sklearn_digits.png").exists()
+
+
+def test_cli_exit_codes(tmp_path, capsys, monkeypatch):
+    from skpaper.papers import _registry
+
+    assert main(["reproduce", "no-such-paper", "--out", str(tmp_path)]) == 2
+
+    def not_reproduced(scale, seed, out_dir):
+        return ClaimResult(observed={"x": 1.0}, expected={"x": 2.0}, passed=False)
+
+    def erroring(scale, seed, out_dir):
+        raise ValueError("broken claim")
+
+    monkeypatch.setattr(_registry, "_PAPERS", {})
+    monkeypatch.setattr(_registry, "_CLAIMS", {})
+    monkeypatch.setattr(_registry, "_load_all", lambda: None)
+    _registry.register_paper("fake", "Fake", "skpaper.fake")
+    _registry.register_claim("fake", "miss", "not reproduced")(not_reproduced)
+    args = ["reproduce", "fake", "--scale", "smoke", "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert main(args + ["--strict"]) == 1
+    _registry.register_claim("fake", "err", "raises")(erroring)
+    assert main(args) == 1
+    assert "broken claim" in (tmp_path / "report.md").read_text()
+    capsys.readouterr()
+
+
+def test_python_dash_m_entry_point():
+    proc = subprocess.run([sys.executable, "-m", "skpaper", "--version"], capture_output=True,
+                          text=True, check=True)
+    assert proc.stdout.startswith("skpaper ")
