@@ -1,0 +1,30 @@
+"""Means of differences, their standard errors and normal confidence intervals."""
+
+import numpy as np
+from scipy.stats import norm
+
+
+def normal_ci(estimate, se, alpha):
+    """Two-sided ``1 - alpha`` normal (Wald) interval ``estimate -/+ z * se``."""
+    z = norm.ppf(1 - alpha / 2)
+    return (float(estimate - z * se), float(estimate + z * se))
+
+
+def paired_effect(differences):
+    """Mean of per-unit differences and its standard error ``sd / sqrt(n)``."""
+    differences = np.asarray(differences, dtype=float)
+    return (
+        float(differences.mean()),
+        float(differences.std(ddof=1) / np.sqrt(differences.size)),
+    )
+
+
+def unpaired_effect(treated, untreated):
+    """Difference in means and its Welch standard error."""
+    treated = np.asarray(treated, dtype=float)
+    untreated = np.asarray(untreated, dtype=float)
+    return (
+        float(treated.mean() - untreated.mean()),
+        float(np.sqrt(treated.var(ddof=1) / treated.size
+                      + untreated.var(ddof=1) / untreated.size)),
+    )
