@@ -10,6 +10,13 @@ Each family owns one module here (``_test_params/<family>.py``) defining:
 ``EXPECTED_FAILED_CHECKS``
     ``{"ClassName": {"check_name": "reason"}}``: every entry needs a reason that
     says why the check cannot pass for this estimator.
+``FIT_DATA``
+    ``{"ClassName": make_data}`` with ``make_data() -> (X, y)`` (``y`` may be
+    None): a small dataset in the estimator's own input format. Required for
+    estimators whose input is not a 2-D array (lists of graphs, QP instances,
+    token sequences), which scikit-learn's checks skip; ``tests/test_common.py``
+    then runs skpaper's structured-input checks on it (clone, pickling,
+    idempotent and seeded fits, not-fitted errors, output shapes).
 
 This package merges them; :mod:`tests.test_common` reads the merged tables.
 """
@@ -21,6 +28,7 @@ from .._registry import FAMILIES
 INIT_PARAMS = {}
 EXTRA_INSTANCES = {}
 EXPECTED_FAILED_CHECKS = {}
+FIT_DATA = {}
 
 for _family in FAMILIES:
     try:
@@ -32,6 +40,7 @@ for _family in FAMILIES:
     INIT_PARAMS.update(getattr(_module, "INIT_PARAMS", {}))
     EXTRA_INSTANCES.update(getattr(_module, "EXTRA_INSTANCES", {}))
     EXPECTED_FAILED_CHECKS.update(getattr(_module, "EXPECTED_FAILED_CHECKS", {}))
+    FIT_DATA.update(getattr(_module, "FIT_DATA", {}))
 
 
 def make_instances(cls):
