@@ -117,8 +117,8 @@ class RATE(BaseEstimator):
     paired : bool, default=True
         Standard errors of the RATE ATT, ATU and ATE from the per-unit
         differences (paired). ``False`` uses the unpaired (Welch) standard
-        errors of the official code, which ignore the pairing and are
-        conservative.
+        errors of the official code, which ignore the pairing; they are
+        conservative only when a unit's two rewards are positively correlated.
     cache : bool, default=True
         Rewrite each distinct (response, target, seed) once within a fit, so a
         duplicated response, or a rewrite that coincides with another response,
@@ -212,8 +212,8 @@ class RATE(BaseEstimator):
     attribute, RATE estimates the effect on the distribution of rewrites.
 
     The official code reports unpaired standard errors for ATT and ATU
-    (``paired=False`` reproduces them); the paired ones are the natural,
-    tighter choice for these paired differences and are the default.
+    (``paired=False`` reproduces them); the paired ones are the standard errors
+    of these means of paired differences and are the default.
 
     References
     ----------
@@ -229,7 +229,7 @@ class RATE(BaseEstimator):
     >>> rate = RATE(rewriter=LexiconRewriter(), reward_model=synthetic_review_reward)
     >>> rate = rate.fit(texts, w)
     >>> round(rate.ate_, 1), round(rate.naive_, 1)
-    (6.0, 5.0)
+    (6.0, 5.2)
     """
 
     _parameter_constraints: dict = {
