@@ -1,0 +1,18 @@
+"""Small settings and expected check failures for `skpaper.independence`."""
+
+from ...independence import DiscretizedCITest
+
+INIT_PARAMS = {}
+
+EXTRA_INSTANCES = {
+    "DiscretizedCITest": [
+        {"method": "binarize"},
+        {"method": "fisherz"},
+        {"method": "gmm", "weighting": "optimal", "discrete_columns": "none"},
+    ],
+    "PC": [
+        {"ci_test": DiscretizedCITest(method="binarize"), "max_cond_size": 1, "n_jobs": 2},
+    ],
+}
+
+EXPECTED_FAILED_CHECKS = {}
