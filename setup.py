@@ -19,6 +19,12 @@ extensions = [
         include_dirs=[np.get_include(), "src_ext"],
         extra_compile_args=["-O3"],
     ),
+    Extension(
+        "skpaper._ext._bottomk",
+        ["src_ext/_bottomk.pyx"],
+        include_dirs=[np.get_include(), "src_ext"],
+        extra_compile_args=["-O3"],
+    ),
 ]
 
 setup(

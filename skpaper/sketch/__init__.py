@@ -1,0 +1,21 @@
+"""Robust cardinality sketches under adaptive queries (Cohen, Singhal & Stemmer, ICML 2025).
+
+:class:`BottomKSketch` is the mergeable bottom-k (KMV) data structure with a
+Cython core; :class:`RobustCardinalitySketch` answers cardinality queries from
+it in the standard, basic-robust or tracking mode; :mod:`skpaper.sketch.attacks`
+holds the adaptive attack that breaks the standard estimator.
+"""
+
+from . import attacks, checks
+from ._bottomk import BottomKSketch, merge_sketches
+from ._distributed import sketch_dask_bag
+from ._robust import RobustCardinalitySketch
+
+__all__ = [
+    "BottomKSketch",
+    "RobustCardinalitySketch",
+    "attacks",
+    "checks",
+    "merge_sketches",
+    "sketch_dask_bag",
+]

@@ -1,0 +1,154 @@
+"""Turning user keys into the 64-bit integers that the bottom-k kernels hash.
+
+Integer keys are used as they are (signed values through their two's
+complement). Byte and string keys are first mapped to 64 bits with MurmurHash3
+x64_128 keyed by the low half of the sketch seed, so the full 64-bit seed still
+keys the final ``splitmix64(key ^ seed)`` hash of every key kind.
+"""
+
+import numbers
+
+import numpy as np
+
+from .._ext._hashing import hash_bytes_sequence, hash_uint64
+
+_MASK32 = 0xFFFFFFFF
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+_INT64_MIN = -(2**63)
+
+
+def check_seed(seed, name="seed"):
+    """Validate a 64-bit hash seed and return it as a Python int."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(
+            f"{name} must be an int in [0, 2**64) or None, got {type(seed).__name__} {seed!r}."
+        )
+    seed = int(seed)
+    if not 0 <= seed <= _MASK64:
+        raise ValueError(f"{name} must be an int in [0, 2**64) or None, got {seed}.")
+    return seed
+
+
+def _integral_floats(arr, name):
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not contain NaN, got an array with NaN values.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must not contain infinite values.")
+    bad = arr != np.floor(arr)
+    if bad.any():
+        raise ValueError(
+            f"{name} must be integers; float keys are accepted only when integral, "
+            f"got non-integer value {float(arr[bad][0])!r}."
+        )
+    if (arr < _INT64_MIN).any() or (arr >= 2.0**64).any():
+        raise ValueError(f"{name} must fit in 64 bits, got values out of range.")
+    out = np.empty(arr.shape, dtype=np.uint64)
+    neg = arr < 0
+    out[neg] = arr[neg].astype(np.int64).view(np.uint64)
+    out[~neg] = arr[~neg].astype(np.uint64)
+    return out
+
+
+def _python_ints(items, name):
+    out = np.empty(len(items), dtype=np.uint64)
+    for i, item in enumerate(items):
+        value = int(item)
+        if not _INT64_MIN <= value <= _MASK64:
+            raise ValueError(f"{name} must fit in 64 bits, got {value}.")
+        out[i] = value & _MASK64
+    return out
+
+
+def _text_keys(items, seed, name):
+    for item in items:
+        if not isinstance(item, (bytes, bytearray, memoryview, str)):
+            raise TypeError(
+                f"{name} must all be integers or all be bytes/str, got a mix including "
+                f"{type(item).__name__}."
+            )
+    return hash_bytes_sequence(items, seed & _MASK32)
+
+
+def as_key_array(keys, seed, name="keys"):
+    """Map ``keys`` to a 1-D ``uint64`` array ready for ``splitmix64(key ^ seed)``.
+
+    Parameters
+    ----------
+    keys : array-like of int, iterable of bytes or str
+        Integer arrays (any integer dtype, or floats that are all integral) take
+        the fast path without any Python loop.
+    seed : int
+        The sketch seed; its low 32 bits key the MurmurHash3 of byte/str keys.
+    name : str, default="keys"
+        Parameter name used in error messages.
+
+    Returns
+    -------
+    keys : ndarray of uint64 of shape (n_keys,)
+    """
+    if isinstance(keys, (str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"{name} must be an array or an iterable of keys, got a single "
+            f"{type(keys).__name__}; wrap it in a list."
+        )
+    if isinstance(keys, np.ndarray) or hasattr(keys, "__array__"):
+        arr = np.asarray(keys)
+    else:
+        try:
+            items = list(keys)
+        except TypeError:
+            raise TypeError(
+                f"{name} must be an array or an iterable of keys, got {type(keys).__name__}."
+            ) from None
+        if not items:
+            return np.empty(0, dtype=np.uint64)
+        if isinstance(items[0], (bytes, bytearray, memoryview, str)):
+            return _text_keys(items, seed, name)
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+               for v in items):
+            # Exact conversion: numpy would turn a mix of small and >= 2**63 ints into floats.
+            for dtype in (np.int64, np.uint64):
+                try:
+                    arr = np.asarray(items, dtype=dtype)
+                    break
+                except OverflowError:
+                    continue
+            else:
+                return _python_ints(items, name)
+        elif all(isinstance(v, numbers.Real) for v in items):
+            arr = np.asarray(items, dtype=np.float64)
+        else:
+            arr = np.asarray(items, dtype=object)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1) if arr.ndim == 0 else arr
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be 1-D, got an array of shape {arr.shape}.")
+    kind = arr.dtype.kind
+    if kind in "iub":
+        if kind == "u":
+            return np.ascontiguousarray(arr, dtype=np.uint64)
+        return np.ascontiguousarray(arr.astype(np.int64, copy=False).view(np.uint64))
+    if kind == "f":
+        return _integral_floats(arr.astype(np.float64, copy=False), name)
+    if kind in "US":
+        return _text_keys(arr.tolist(), seed, name)
+    if kind == "O":
+        items = arr.tolist()
+        if items and isinstance(items[0], (bytes, bytearray, memoryview, str)):
+            return _text_keys(items, seed, name)
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items):
+            return _python_ints(items, name)
+        if all(isinstance(v, numbers.Real) for v in items):
+            return _integral_floats(np.asarray(items, dtype=np.float64), name)
+        raise TypeError(
+            f"{name} must all be integers or all be bytes/str, got a mix of "
+            f"{sorted({type(v).__name__ for v in items})}."
+        )
+    raise TypeError(
+        f"{name} must be integers or bytes/str, got an array of dtype {arr.dtype}."
+    )
+
+
+def key_hashes(keys, seed, name="keys"):
+    """The sketch hash of every key: ``splitmix64(key ^ seed)`` as uint64."""
+    return hash_uint64(as_key_array(keys, seed, name), seed)

@@ -1,0 +1,277 @@
+import pickle
+
+import mmh3
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from skpaper._ext._hashing import hash_uint64
+from skpaper.sketch import BottomKSketch, merge_sketches
+from skpaper.sketch._bottomk import hash_to_unit
+from skpaper.sketch.checks import yield_checks
+
+keys_st = st.lists(st.integers(0, 2**64 - 1), max_size=300)
+small_k = st.integers(2, 40)
+SEED = 12345
+
+
+def _reference(keys, k, seed):
+    arr = np.asarray(list(keys), dtype=np.uint64)
+    return np.unique(hash_uint64(arr, seed))[:k]
+
+
+@pytest.mark.parametrize("check", list(yield_checks(BottomKSketch(k=16, seed=SEED))),
+                         ids=lambda c: c.__name__)
+def test_bottomk_sketch_checks(check):
+    check(BottomKSketch(k=16, seed=SEED))
+
+
+def test_bottomk_update_matches_numpy_reference(rng):
+    keys = rng.integers(0, 2**63, size=50_000)
+    sketch = BottomKSketch(k=128, seed=SEED).update(keys)
+    np.testing.assert_array_equal(sketch.hashes, _reference(keys.astype(np.uint64), 128, SEED))
+    tau_k = hash_to_unit(sketch.hashes[-1])
+    assert sketch.estimate() == pytest.approx(127 / tau_k)
+
+
+def test_bottomk_update_chunked_equals_single_pass(rng):
+    keys = rng.integers(0, 2**63, size=20_000)
+    whole = BottomKSketch(k=64, seed=1).update(keys)
+    chunked = BottomKSketch(k=64, seed=1)
+    for part in np.array_split(keys, 37):
+        chunked.update(part)
+    assert chunked == whole
+
+
+def test_bottomk_integer_dtypes_agree():
+    keys = np.arange(1000)
+    ref = BottomKSketch(k=32, seed=3).update(keys.astype(np.uint64))
+    for dtype in (np.int8, np.int16, np.int32, np.int64, np.uint16, np.uint32):
+        vals = keys.astype(dtype) if np.iinfo(dtype).max >= 999 else None
+        if vals is not None:
+            assert BottomKSketch(k=32, seed=3).update(vals) == ref
+    assert BottomKSketch(k=32, seed=3).update(keys.tolist()) == ref
+    assert BottomKSketch(k=32, seed=3).update(keys.astype(np.float64)) == ref
+
+
+def test_bottomk_negative_keys_use_twos_complement():
+    a = BottomKSketch(k=8, seed=3).update(np.array([-1, -2], dtype=np.int64))
+    b = BottomKSketch(k=8, seed=3).update(np.array([2**64 - 1, 2**64 - 2], dtype=np.uint64))
+    assert a == b
+
+
+def test_bottomk_str_keys_are_keyed_murmur3_then_splitmix():
+    seed = (7 << 32) | 99
+    words = ["apple", "banana", "cherry", "ünïcode"]
+    pre = np.array([mmh3.hash64(w.encode(), 99, signed=False)[0] for w in words],
+                   dtype=np.uint64)
+    sketch = BottomKSketch(k=8, seed=seed).update(words)
+    np.testing.assert_array_equal(sketch.hashes, np.sort(hash_uint64(pre, seed)))
+    assert BottomKSketch(k=8, seed=seed).update([w.encode() for w in words]) == sketch
+    assert BottomKSketch(k=8, seed=seed).update(np.array(words)) == sketch
+
+
+def test_bottomk_exact_below_k_and_monotone():
+    sketch = BottomKSketch(k=100, seed=5)
+    previous = 0.0
+    for stop in range(10, 5000, 250):
+        sketch.update(np.arange(stop - 250 if stop > 250 else 0, stop))
+        current = sketch.estimate()
+        if stop < 100:
+            assert current == stop
+        assert current >= previous
+        previous = current
+
+
+def test_bottomk_relative_standard_error_matches_theory():
+    # 400 seeded trials: the RSE estimate has sd ~ rse / sqrt(2 * 400) = 3.5%; 15% is > 4 sd.
+    k, n = 128, 5000
+    rng = np.random.default_rng(0)
+    ratios = np.array([
+        BottomKSketch(k=k, seed=int(rng.integers(2**63))).update(
+            rng.integers(0, 2**63, size=n)).estimate() / n
+        for _ in range(400)
+    ])
+    rse = np.sqrt(np.mean((ratios - 1) ** 2))
+    assert abs(rse * np.sqrt(k - 2) - 1) < 0.15
+    # Unbiasedness: mean within 4 standard errors of 1.
+    assert abs(ratios.mean() - 1) < 4 * rse / np.sqrt(400)
+
+
+def test_bottomk_memory_is_order_k():
+    small = BottomKSketch(k=256, seed=1).update(np.arange(1000))
+    large = BottomKSketch(k=256, seed=1).update(np.arange(1_000_000))
+    assert small._hashes.nbytes == large._hashes.nbytes == 8 * 256
+    assert len(large.to_bytes()) == len(small.to_bytes()) == 24 + 8 * 256
+
+
+def test_bottomk_merge_operator_and_copy():
+    a = BottomKSketch(k=32, seed=9).update(np.arange(100))
+    b = BottomKSketch(k=32, seed=9).update(np.arange(50, 300))
+    snapshot = a.copy()
+    union = a | b
+    assert a == snapshot
+    assert union == BottomKSketch(k=32, seed=9).update(np.arange(300))
+    assert merge_sketches([a, b]) == union
+    assert merge_sketches([a]) == a and merge_sketches([a]) is not a
+
+
+def test_bottomk_seed_none_draws_distinct_seeds():
+    assert BottomKSketch(k=8).seed != BottomKSketch(k=8).seed
+    sketch = BottomKSketch(k=8)
+    assert BottomKSketch(**sketch.get_params()).seed == sketch.seed
+
+
+@pytest.mark.parametrize(
+    "kwargs, err, match",
+    [
+        ({"k": 1}, ValueError, "k must be an int in"),
+        ({"k": 2.5}, TypeError, "k must be an int"),
+        ({"k": True}, TypeError, "k must be an int"),
+        ({"seed": -1}, ValueError, "seed must be an int"),
+        ({"seed": 2**64}, ValueError, "seed must be an int"),
+        ({"seed": "x"}, TypeError, "seed must be an int"),
+    ],
+)
+def test_bottomk_bad_params(kwargs, err, match):
+    with pytest.raises(err, match=match):
+        BottomKSketch(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "keys, err, match",
+    [
+        (np.array([1.0, 2.5]), ValueError, "non-integer value 2.5"),
+        (np.array([1.0, np.nan]), ValueError, "NaN"),
+        (np.array([1.0, np.inf]), ValueError, "infinite"),
+        ([1, "a"], TypeError, "all be integers or all be bytes/str"),
+        (["a", 1], TypeError, "all be integers or all be bytes/str"),
+        ("abc", TypeError, "single str"),
+        (np.zeros((2, 2), dtype=int), ValueError, "1-D"),
+        ([2**64], ValueError, "fit in 64 bits"),
+        (np.array([1 + 2j]), TypeError, "dtype complex128"),
+        (5, TypeError, "iterable"),
+    ],
+)
+def test_bottomk_update_bad_keys(keys, err, match):
+    with pytest.raises(err, match=match):
+        BottomKSketch(k=8, seed=1).update(keys)
+
+
+def test_bottomk_merge_mismatch_raises():
+    a = BottomKSketch(k=8, seed=1)
+    with pytest.raises(ValueError, match="different seeds: 1 and 2"):
+        a.merge(BottomKSketch(k=8, seed=2))
+    with pytest.raises(ValueError, match="different sizes: k=8 and k=16"):
+        a.merge(BottomKSketch(k=16, seed=1))
+    with pytest.raises(TypeError, match="BottomKSketch"):
+        a.merge({1, 2})
+    with pytest.raises(ValueError, match="non-empty"):
+        merge_sketches([])
+
+
+def test_bottomk_from_bytes_rejects_garbage():
+    data = BottomKSketch(k=8, seed=1).update(np.arange(20)).to_bytes()
+    with pytest.raises(ValueError, match="too short"):
+        BottomKSketch.from_bytes(data[:10])
+    with pytest.raises(ValueError, match="not a serialized"):
+        BottomKSketch.from_bytes(b"XXXX" + data[4:])
+    with pytest.raises(ValueError, match="expected"):
+        BottomKSketch.from_bytes(data[:-8])
+    swapped = data[:-16] + data[-8:] + data[-16:-8]
+    with pytest.raises(ValueError, match="sorted"):
+        BottomKSketch.from_bytes(swapped)
+    with pytest.raises(TypeError, match="bytes"):
+        BottomKSketch.from_bytes("text")
+
+
+@given(keys_st, keys_st, keys_st, small_k)
+def test_bottomk_merge_associative_commutative_union(a, b, c, k):
+    sa, sb, sc = (BottomKSketch(k=k, seed=SEED).update(x) for x in (a, b, c))
+    left = (sa | sb) | sc
+    right = sa | (sb | sc)
+    assert left == right
+    assert sa | sb == sb | sa
+    assert left == BottomKSketch(k=k, seed=SEED).update(a + b + c)
+
+
+@given(keys_st, small_k, st.randoms(use_true_random=False))
+def test_bottomk_permutation_and_duplicate_invariance(keys, k, random):
+    shuffled = keys * 2
+    random.shuffle(shuffled)
+    assert BottomKSketch(k=k, seed=SEED).update(keys) == BottomKSketch(
+        k=k, seed=SEED).update(shuffled)
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), unique=True, max_size=60), small_k)
+def test_bottomk_exact_below_k_property(keys, k):
+    sketch = BottomKSketch(k=k, seed=SEED).update(keys)
+    if len(keys) < k:
+        assert sketch.estimate() == len(keys)
+        assert sketch.is_exact
+    np.testing.assert_array_equal(sketch.hashes, _reference(keys, k, SEED))
+
+
+@given(keys_st, keys_st, small_k)
+def test_bottomk_estimate_monotone_under_insertion(a, b, k):
+    sketch = BottomKSketch(k=k, seed=SEED).update(a)
+    before = sketch.estimate()
+    assert sketch.update(b).estimate() >= before
+
+
+@given(st.lists(st.binary(max_size=20), max_size=80), small_k)
+def test_bottomk_serialization_roundtrip(keys, k):
+    sketch = BottomKSketch(k=k, seed=SEED).update(keys)
+    assert BottomKSketch.from_bytes(sketch.to_bytes()) == sketch
+    assert pickle.loads(pickle.dumps(sketch)) == sketch
+
+
+class BottomKAgainstSet(RuleBasedStateMachine):
+    """A sketch and an exact Python set receive the same operations."""
+
+    def __init__(self):
+        super().__init__()
+        self.k = 16
+        self.sketch = BottomKSketch(k=self.k, seed=SEED)
+        self.model = set()
+        self.saved = []
+
+    @rule(keys=st.lists(st.integers(0, 2**64 - 1), max_size=40))
+    def add(self, keys):
+        self.sketch.update(keys)
+        self.model.update(keys)
+
+    @rule(keys=st.lists(st.integers(0, 2**64 - 1), max_size=40))
+    def merge_other(self, keys):
+        self.sketch.merge(BottomKSketch(k=self.k, seed=SEED).update(keys))
+        self.model.update(keys)
+
+    @rule()
+    def save_copy(self):
+        self.saved.append((self.sketch.copy(), set(self.model)))
+
+    @precondition(lambda self: self.saved)
+    @rule()
+    def merge_saved(self):
+        other, other_model = self.saved[-1]
+        self.sketch.merge(other)
+        self.model |= other_model
+
+    @rule()
+    def roundtrip(self):
+        self.sketch = BottomKSketch.from_bytes(self.sketch.to_bytes())
+
+    @invariant()
+    def matches_model(self):
+        np.testing.assert_array_equal(self.sketch.hashes, _reference(self.model, self.k, SEED))
+        n = len(self.model)
+        if n < self.k:
+            assert self.sketch.estimate() == n
+        else:
+            # k-th smallest of n uniforms: (k-1)/tau_k stays within a loose 20-sigma band.
+            assert abs(self.sketch.estimate() / n - 1) < 20 / np.sqrt(self.k - 2)
+
+
+TestBottomKAgainstSet = BottomKAgainstSet.TestCase
