@@ -66,8 +66,8 @@ def _review_counts(texts):
     counts = np.zeros((len(items), 4), dtype=np.int64)
     for i, text in enumerate(items):
         tokens = text.split()
-        counts[i, 0] = sum(token in _POSITIVE for token in tokens)
-        counts[i, 1] = sum(token in _NEGATIVE for token in tokens)
+        counts[i, 0] = sum(map(_POSITIVE.__contains__, tokens))
+        counts[i, 1] = sum(map(_NEGATIVE.__contains__, tokens))
         counts[i, 2] = sum(token.endswith(TYPO_MARKER) for token in tokens)
         counts[i, 3] = len(tokens)
     return counts

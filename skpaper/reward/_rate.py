@@ -59,6 +59,8 @@ def _as_batch(items, two_d):
     """What a user callable receives: a 2-D array for rows, a list otherwise."""
     if two_d:
         return np.asarray(items)
+    if isinstance(items, np.ndarray):
+        return items.tolist()
     return [_python_scalar(item) for item in items]
 
 
@@ -424,11 +426,12 @@ class RATE(BaseEstimator):
         two_d = texts.ndim == 2
         pass_seed = seed if _accepts_random_state(self.rewriter) else None
         kwargs = {} if pass_seed is None else {"random_state": pass_seed}
-        out = [None] * texts.shape[0]
+        items = list(texts) if two_d else texts.tolist()
+        out = [None] * len(items)
         for label in self.classes_:
             batch_index, batch_keys, waiting = [], [], {}
-            for i in np.flatnonzero(targets == label):
-                key = _cache_key(texts[i]) if self.cache else None
+            for i in np.flatnonzero(targets == label).tolist():
+                key = _cache_key(items[i]) if self.cache else None
                 if key is not None:
                     key = (_python_scalar(label), pass_seed, key)
                     if key in cache:
@@ -442,7 +445,7 @@ class RATE(BaseEstimator):
                 batch_keys.append(key)
             if not batch_index:
                 continue
-            batch = _as_batch([texts[i] for i in batch_index], two_d)
+            batch = _as_batch([items[i] for i in batch_index], two_d)
             result = self.rewriter(batch, _python_scalar(label), **kwargs)
             try:
                 n_returned = len(result)
