@@ -20,10 +20,14 @@ def _edge_search(edge, neighbours, level, ci_test, alpha):
     """
     i, j = edge
     n_tests = 0
+    tried = set()
     for candidates in (neighbours[i] - {j}, neighbours[j] - {i}):
         if len(candidates) < level:
             continue
         for cond in combinations(sorted(candidates), level):
+            if cond in tried:
+                continue
+            tried.add(cond)
             n_tests += 1
             if ci_test.pvalue(i, j, cond) > alpha:
                 return edge, cond, n_tests
