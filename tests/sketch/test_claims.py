@@ -1,0 +1,29 @@
+import pytest
+
+from skpaper.papers import get_claims, run_claim
+
+
+@pytest.fixture(scope="module")
+def smoke_results(tmp_path_factory):
+    pytest.importorskip("matplotlib")
+    out = tmp_path_factory.mktemp("claims")
+    return {c.claim_id: (run_claim(c, scale="smoke", seed=0, out_dir=out), out)
+            for c in get_claims("robust-cardinality-sketch")}
+
+
+def test_claims_registered(smoke_results):
+    assert set(smoke_results) == {"attack-breaks-standard-not-tracking",
+                                  "standard-error-without-attack", "error-vs-adaptive-queries"}
+    for result, out in smoke_results.values():
+        assert result.error is None
+        for artifact in result.artifacts:
+            assert (out / "robust-cardinality-sketch" / artifact).exists()
+
+
+def test_claims_smoke_standard_breaks_and_rse_matches(smoke_results):
+    attack = smoke_results["attack-breaks-standard-not-tracking"][0].observed
+    assert attack["standard_ratio_in"] >= 3
+    assert attack["standard_recovery"] > 4 * attack["chance_recovery"]
+    rse = smoke_results["standard-error-without-attack"][0]
+    assert rse.passed
+    assert rse.observed["relative_gap"] <= 0.15

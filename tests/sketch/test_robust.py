@@ -1,0 +1,207 @@
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skpaper.sketch import BottomKSketch, RobustCardinalitySketch
+from skpaper.sketch._robust import GRID_DENSITY
+
+MODES = ("standard", "basic", "tracking")
+
+
+def _random_queries(rng, n_queries, size, universe=10**6):
+    return [rng.choice(universe, size=size, replace=False) for _ in range(n_queries)]
+
+
+def test_robust_standard_mode_equals_bottomk_estimate(rng):
+    est = RobustCardinalitySketch(k=64, mode="standard", random_state=0).fit()
+    queries = _random_queries(rng, 5, 3000) + [np.arange(20)]
+    expected = [BottomKSketch(k=64, seed=est._secret_seed).update(q).estimate() for q in queries]
+    np.testing.assert_allclose(est.predict(queries), expected)
+    assert est.predict([np.arange(20)])[0] == 20
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_robust_accuracy_without_attack(mode):
+    # Non-adaptive random queries of 4000 keys at k=256: every mode within its error band.
+    rng = np.random.default_rng(0)
+    queries = _random_queries(rng, 60, 4000)
+    est = RobustCardinalitySketch(k=256, mode=mode, random_state=0).fit()
+    ratios = est.predict(queries) / 4000
+    assert np.median(np.abs(ratios - 1)) < (0.06 if mode == "standard" else 0.12)
+    assert np.all(np.abs(np.log(ratios)) < np.log(2))
+
+
+def test_robust_grid_is_public_geometric():
+    est = RobustCardinalitySketch(k=256, n_max=2**20, random_state=0).fit()
+    tau = est.thresholds_
+    assert tau[0] == pytest.approx(128 / 2**20)
+    assert tau[-1] == 1.0
+    np.testing.assert_allclose(tau[1:-1] / tau[:-2], 2 ** (1 / GRID_DENSITY))
+
+
+def test_robust_membership_matrix_equals_key_lists(rng):
+    X = rng.random((6, 500)) < 0.3
+    lists = [np.flatnonzero(row) for row in X]
+    for mode in MODES:
+        a = RobustCardinalitySketch(k=32, mode=mode, random_state=3).fit(X)
+        b = RobustCardinalitySketch(k=32, mode=mode, random_state=3).fit(X)
+        c = RobustCardinalitySketch(k=32, mode=mode, random_state=3).fit(X)
+        pa = a.predict(X.astype(float))
+        np.testing.assert_array_equal(pa, b.predict(lists))
+        np.testing.assert_array_equal(pa, c.predict(sp.csr_matrix(X.astype(float))))
+    assert a.n_features_in_ == 500
+
+
+def test_robust_predict_is_stateful_in_robust_modes():
+    queries = [np.arange(3000)]
+    std = RobustCardinalitySketch(k=64, mode="standard", random_state=0).fit()
+    assert std.predict(queries)[0] == std.predict(queries)[0]
+    basic = RobustCardinalitySketch(k=64, mode="basic", epsilon=1.0, random_state=0).fit()
+    first = basic.predict(queries)[0]
+    assert first != basic.predict(queries)[0]
+    assert basic.n_queries_ == 2
+    # A fresh fit resets the budget and the noise stream.
+    assert basic.fit().predict(queries)[0] == first
+    assert basic.n_queries_ == 1
+
+
+def test_robust_tracking_charges_and_deactivates():
+    est = RobustCardinalitySketch(k=32, mode="tracking", epsilon=1.0, budget=3,
+                                  random_state=0).fit()
+    query = np.arange(1000)
+    est.predict([query] * 3)
+    # The same query three times charges its lowest keys three times: they leave the sketch.
+    assert est.n_deactivated_ > 0
+    lowest = np.sort(est._secret_hashes(query))[: est.n_deactivated_]
+    np.testing.assert_array_equal(est._ledger.deactivated, lowest)
+    # Deactivated keys are counted exactly: a query made only of them is answered as
+    # their count plus the noisy (at least 1) count of an empty active part.
+    only_d = query[np.isin(est._secret_hashes(query), est._ledger.deactivated)]
+    answer = est.predict([only_d])[0]
+    assert only_d.size + 1 <= answer < only_d.size + 50
+    basic = RobustCardinalitySketch(k=32, mode="basic", budget=3, random_state=0).fit()
+    basic.predict([query] * 3)
+    assert basic.n_deactivated_ == 0
+
+
+def test_robust_pickle_midstream_continues_identically():
+    est = RobustCardinalitySketch(k=64, mode="tracking", epsilon=0.5, budget=2,
+                                  random_state=1).fit()
+    query = [np.arange(2000), np.arange(500, 3000)]
+    est.predict(query)
+    twin = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(est.predict(query * 2), twin.predict(query * 2))
+    assert twin.n_deactivated_ == est.n_deactivated_
+
+
+def test_robust_clone_same_seed_same_answers():
+    est = RobustCardinalitySketch(k=64, mode="basic", random_state=5)
+    q = [np.arange(3000)] * 3
+    np.testing.assert_array_equal(est.fit().predict(q), clone(est).fit().predict(q))
+    other = RobustCardinalitySketch(k=64, mode="basic", random_state=6).fit()
+    assert other._secret_seed != est._secret_seed
+
+
+def test_robust_score_is_one_minus_mean_relative_error():
+    est = RobustCardinalitySketch(k=64, mode="standard", random_state=0).fit()
+    queries = [np.arange(10), np.arange(5000)]
+    pred = est.predict(queries)
+    y = np.array([10, 5000])
+    assert est.score(queries, y) == pytest.approx(1 - np.mean(np.abs(pred - y) / y))
+    assert est.score([np.arange(0)], [0]) == 1.0
+
+
+def test_robust_pipeline_and_grid_search():
+    rng = np.random.default_rng(0)
+    X = (rng.random((40, 3000)) < rng.uniform(0.05, 0.5, size=(40, 1))).astype(float)
+    y = X.sum(axis=1)
+    pipe = make_pipeline(FunctionTransformer(), RobustCardinalitySketch(random_state=0))
+    search = GridSearchCV(
+        pipe,
+        {"robustcardinalitysketch__k": [8, 128],
+         "robustcardinalitysketch__mode": ["standard"]},
+        cv=2,
+    ).fit(X, y)
+    assert search.best_params_["robustcardinalitysketch__k"] == 128
+    assert search.score(X, y) > 0.8
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"k": 1}, "'k' parameter"),
+        ({"mode": "fast"}, "'mode' parameter"),
+        ({"epsilon": 0}, "'epsilon' parameter"),
+        ({"budget": 0}, "'budget' parameter"),
+        ({"n_max": 1}, "'n_max' parameter"),
+        ({"k": 64, "n_max": 64}, "n_max must be larger than k=64"),
+    ],
+)
+def test_robust_bad_params(params, match):
+    with pytest.raises(ValueError, match=match):
+        RobustCardinalitySketch(**params).fit()
+
+
+@pytest.mark.parametrize(
+    "queries, err, match",
+    [
+        ([np.array([1.0, 2.5])], ValueError, "queries must be integers"),
+        ([np.array([1.0, np.nan])], ValueError, "NaN"),
+        ([1, 2, 3], ValueError, "flat sequence of scalars"),
+        (np.array([1.0, 2.0]), ValueError, "Expected 2D array"),
+        (np.full((2, 5), np.nan), ValueError, "NaN"),
+        (np.ones((2, 4)), ValueError, "5 features"),
+        ([["a", 1]], TypeError, "all be integers or all be bytes/str"),
+    ],
+)
+def test_robust_predict_bad_input(queries, err, match):
+    est = RobustCardinalitySketch(k=8, random_state=0).fit(np.ones((3, 5)))
+    with pytest.raises(err, match=match):
+        est.predict(queries)
+
+
+def test_robust_unfitted_and_bad_score_input():
+    est = RobustCardinalitySketch(k=8)
+    with pytest.raises(AttributeError, match="not fitted"):
+        est.predict([np.arange(3)])
+    with pytest.raises(AttributeError, match="not fitted"):
+        est.n_queries_
+    est.fit()
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        est.score([np.arange(3)], [3, 4])
+    with pytest.raises(ValueError, match="finite"):
+        est.score([np.arange(3)], [np.nan])
+
+
+def _ridge_attack(est, n_keys, n_queries, n_select, seed):
+    # An attack written independently of skpaper.sketch.attacks: a ridge regression of
+    # the log answers on key membership ranks keys by their effect on the answers.
+    rng = np.random.default_rng(seed)
+    keys = np.arange(n_keys)
+    masks = rng.random((n_queries, n_keys)) < 0.5
+    answers = est.predict([keys[m] for m in masks])
+    coef = Ridge(alpha=10.0).fit(masks.astype(np.float32),
+                                 np.log(np.maximum(answers, 1.0))).coef_
+    top = np.argsort(-coef)[:n_select]
+    rest = np.setdiff1d(keys, top)
+    est_in, est_out = est.predict([top, rest])
+    return est_in / top.size, est_out / rest.size
+
+
+@pytest.mark.parametrize("mode", ["standard", "tracking"])
+def test_robust_own_attack_breaks_standard_not_tracking(mode):
+    est = RobustCardinalitySketch(k=128, mode=mode, epsilon=0.4, random_state=0).fit()
+    ratio_in, ratio_out = _ridge_attack(est, 4000, 1536, 256, seed=1)
+    if mode == "standard":
+        assert ratio_in >= 3.0
+        assert ratio_out < 0.8
+    else:
+        assert abs(ratio_in - 1) <= 0.25
+        assert abs(ratio_out - 1) <= 0.25
