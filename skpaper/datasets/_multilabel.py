@@ -74,8 +74,10 @@ def make_linear_multilabel(
                              ("n_labels", n_labels, 2)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
-    rates = np.broadcast_to(np.asarray(positive_rate, dtype=float), (n_labels,))
-    if np.ndim(positive_rate) > 1 or not np.all((rates > 0) & (rates < 1)):
+    rates = np.asarray(positive_rate, dtype=float)
+    if rates.ndim == 0:
+        rates = np.full(n_labels, float(rates))
+    if rates.shape != (n_labels,) or not np.all((rates > 0) & (rates < 1)):
         raise ValueError(
             "positive_rate must be a float or an array of n_labels floats in (0, 1), "
             f"got {positive_rate!r}."
