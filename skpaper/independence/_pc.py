@@ -5,7 +5,6 @@ from itertools import combinations
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils.validation import check_is_fitted
 
 from ..utils import parallel_map
 from ..utils._sklearn import HasMethods, Interval, _fit_context, validate_data, validate_params

@@ -89,7 +89,6 @@ def _claim_type_one_error(scale, seed, out_dir):
     ax.axhline(ALPHA, color="k", lw=0.8)
     for name, marker in zip(methods, "osD^"):
         ax.plot(sizes, rates[name], marker=marker, label=name)
-    ax.set_xscale("log")
     ax.set_xlabel("sample size n")
     ax.set_ylabel("type-I error at alpha = 0.05")
     ax.set_title(f"Z1 indep Z3 | Z2 on a discretized chain ({reps} reps)")

@@ -145,12 +145,13 @@ def test_binarized_pair_reduces_to_the_dct_bridge_equation(rng):
 
     assert sigma == pytest.approx(brentq(lambda r: upper(r) - pab, -0.999, 0.999), abs=1e-7)
     # Influence e_1^T J^{-1} psi_i with psi = (x_a x_b - pi_ab, x_a - pi_a, x_b - pi_b).
+    phi1, phi2 = np.exp(-h1**2 / 2) / np.sqrt(2 * np.pi), np.exp(-h2**2 / 2) / np.sqrt(2 * np.pi)
+    s = np.sqrt(1 - sigma**2)
     jac = np.array([
-        [bvn_pdf(h1, h2, sigma), -np.exp(-h1**2 / 2) / np.sqrt(2 * np.pi)
-         * ndtr((sigma * h1 - h2) / np.sqrt(1 - sigma**2)),
-         -np.exp(-h2**2 / 2) / np.sqrt(2 * np.pi) * ndtr((sigma * h2 - h1) / np.sqrt(1 - sigma**2))],
-        [0.0, -np.exp(-h1**2 / 2) / np.sqrt(2 * np.pi), 0.0],
-        [0.0, 0.0, -np.exp(-h2**2 / 2) / np.sqrt(2 * np.pi)],
+        [bvn_pdf(h1, h2, sigma), -phi1 * ndtr((sigma * h1 - h2) / s),
+         -phi2 * ndtr((sigma * h2 - h1) / s)],
+        [0.0, -phi1, 0.0],
+        [0.0, 0.0, -phi2],
     ])
     psi = np.column_stack([xa * xb - pab, xa - pa, xb - pb])
     xi_dct = psi @ np.linalg.inv(jac)[0]
