@@ -1,3 +1,120 @@
 """Data generators for `skpaper.graph` (numpy only; no torch import)."""
 
-__all__ = []
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.datasets import make_sparse_spd_matrix
+from sklearn.utils import check_random_state
+
+from ..utils._sklearn import Interval, validate_params
+
+__all__ = ["make_random_lcqp", "make_wl_indistinguishable_milp_pair"]
+
+
+@validate_params(
+    {
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_constraints": [Interval(Integral, 0, None, closed="left")],
+        "n_variables": [Interval(Integral, 1, None, closed="left")],
+        "nnz": [Interval(Integral, 0, None, closed="left")],
+        "p_equality": [Interval(Real, 0, 1, closed="both")],
+        "mixed_integer": ["boolean"],
+        "p_integer": [Interval(Real, 0, 1, closed="both")],
+        "bound_scale": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_random_lcqp(n_samples=100, n_constraints=10, n_variables=50, nnz=100, p_equality=0.3,
+                     mixed_integer=False, p_integer=0.5, bound_scale=10.0, random_state=None):
+    """Random linearly constrained QPs, following the QP-GNN paper's generator.
+
+    Each instance has ``nnz`` nonzero constraint coefficients A_ij ~ N(0, 1) at random
+    positions, right-hand sides b ~ N(0, 1), rows that are equalities with probability
+    ``p_equality`` (else ``<=``), c ~ 0.1 N(0, 1), a sparse positive definite Q with unit
+    diagonal, and bounds given by two sorted N(0, ``bound_scale``^2) draws. About half of
+    the instances are infeasible with the defaults scaled down to 5 x 20.
+
+    Parameters
+    ----------
+    n_samples : int, default=100
+    n_constraints : int, default=10
+    n_variables : int, default=50
+    nnz : int, default=100
+        Number of nonzero entries of A (at most ``n_constraints * n_variables``).
+    p_equality : float, default=0.3
+    mixed_integer : bool, default=False
+        Mark each variable integer with probability ``p_integer``.
+    p_integer : float, default=0.5
+    bound_scale : float, default=10.0
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    X : list of dict
+        QP instances with keys ``Q, c, A, b, sense, lb, ub, integer``.
+
+    References
+    ----------
+    .. [1] Chen, Chen, Liu, Wang & Yin, "Expressive Power of Graph Neural Networks for
+       (Mixed-Integer) Quadratic Programs", ICML 2025.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_random_lcqp
+    >>> X = make_random_lcqp(n_samples=3, n_constraints=5, n_variables=20, nnz=30,
+    ...                      random_state=0)
+    >>> X[0]["A"].shape, X[0]["Q"].shape
+    ((5, 20), (20, 20))
+    """
+    m, n = n_constraints, n_variables
+    if nnz > m * n:
+        raise ValueError(f"nnz must be at most n_constraints * n_variables = {m * n}, got {nnz}.")
+    rng = check_random_state(random_state)
+    instances = []
+    for _ in range(n_samples):
+        A = np.zeros((m, n))
+        if nnz:
+            flat = rng.choice(m * n, size=nnz, replace=False)
+            A.flat[flat] = rng.normal(size=nnz)
+        Q = make_sparse_spd_matrix(n, alpha=0.95, norm_diag=True,
+                                   random_state=rng.randint(2**31 - 1))
+        Q = np.asarray(Q.toarray() if hasattr(Q, "toarray") else Q)
+        bounds = np.sort(rng.normal(scale=bound_scale, size=(2, n)), axis=0)
+        integer = (rng.uniform(size=n) < p_integer) if mixed_integer else np.zeros(n, bool)
+        instances.append({
+            "Q": (Q + Q.T) / 2, "c": 0.1 * rng.normal(size=n), "A": A,
+            "b": rng.normal(size=m),
+            "sense": np.where(rng.uniform(size=m) < p_equality, 0, -1).astype(np.int8),
+            "lb": bounds[0], "ub": bounds[1], "integer": integer,
+        })
+    return instances
+
+
+def make_wl_indistinguishable_milp_pair():
+    """The 6-cycle and two-triangles binary programs of the QP-GNN paper's MI limit.
+
+    Both have six binary variables, Q = I, c = 0 and one equality x_a + x_b = 1 per edge.
+    Every constraint has two unit coefficients and every variable sits in two constraints,
+    so the two graphs are indistinguishable by the WL test (and by any message-passing GNN),
+    yet the 6-cycle is feasible (alternate 0/1) and the triangles are not (odd cycles).
+    Their LP relaxations are both feasible (x = 1/2).
+
+    Returns
+    -------
+    X : list of two dict
+        ``[six_cycle, two_triangles]``.
+    feasible : ndarray of bool
+        ``[True, False]``.
+    """
+    def program(edges):
+        A = np.zeros((6, 6))
+        for row, (a, b) in enumerate(edges):
+            A[row, a] = A[row, b] = 1.0
+        return {"Q": np.eye(6), "c": np.zeros(6), "A": A, "b": np.ones(6),
+                "sense": np.zeros(6, dtype=np.int8), "lb": np.zeros(6), "ub": np.ones(6),
+                "integer": np.ones(6, dtype=bool)}
+
+    cycle = [(i, (i + 1) % 6) for i in range(6)]
+    triangles = [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)]
+    return [program(cycle), program(triangles)], np.array([True, False])

@@ -1,0 +1,513 @@
+"""GNNs that represent (mixed-integer) linearly constrained QPs (Chen et al., ICML 2025)."""
+
+import time
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import r2_score
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+from torch import nn
+
+from ..nn._base import BaseTorchEstimator
+from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
+from ._message_passing import scatter_mean, scatter_sum, two_layer_mlp
+from ._qp import _as_instance_list, _solve_osqp, check_qp, qp_objective
+from ._qp_encoding import N_CONSTRAINT_FEATURES, QPGraphEncoder
+
+__all__ = ["QPGNN", "QPGNNFeasibilityClassifier", "QPGNNRegressor", "QPGNNWarmStart"]
+
+
+class QPGNN(nn.Module):
+    """The paper's message-passing network on the QP graph.
+
+    Each layer is a constraint half-step, h^C_i <- g_C([h^C_i, sum_j A_ij f_V(h^V_j)]),
+    followed by a variable half-step, h^V_j <- g_V([h^V_j, sum_i A_ij f_C(h^C_i),
+    sum_j' Q_jj' f_Q(h^V_j')]) that uses the new constraint states. With
+    ``mi_messages=True`` a message is f([A_ij, h]) instead of A_ij f(h) (the
+    mixed-integer variant).
+
+    Parameters
+    ----------
+    n_var_features, n_con_features : int
+    hidden_dim : int
+    n_layers : int
+    readout : {"graph", "node"}
+        ``"graph"``: r([mean_j h^V_j, mean_i h^C_i]) per instance; ``"node"``:
+        r([h^V_j, mean h^V, mean h^C]) per variable.
+    n_outputs : int
+    mi_messages : bool
+    """
+
+    def __init__(self, n_var_features, n_con_features, hidden_dim, n_layers, readout,
+                 n_outputs=1, mi_messages=False):
+        super().__init__()
+        h = hidden_dim
+        self.readout = readout
+        self.mi_messages = mi_messages
+        self.embed_var = nn.Sequential(nn.Linear(n_var_features, h), nn.ReLU())
+        self.embed_con = nn.Sequential(nn.Linear(n_con_features, h), nn.ReLU())
+        msg_in = h + 1 if mi_messages else h
+        self.f_var = nn.ModuleList(two_layer_mlp(msg_in, h, h) for _ in range(n_layers))
+        self.f_con = nn.ModuleList(two_layer_mlp(msg_in, h, h) for _ in range(n_layers))
+        self.f_q = nn.ModuleList(two_layer_mlp(msg_in, h, h) for _ in range(n_layers))
+        self.g_con = nn.ModuleList(two_layer_mlp(2 * h, h, h) for _ in range(n_layers))
+        self.g_var = nn.ModuleList(two_layer_mlp(3 * h, h, h) for _ in range(n_layers))
+        read_in = 2 * h if readout == "graph" else 3 * h
+        self.head = two_layer_mlp(read_in, h, n_outputs)
+
+    def _message(self, f, states, senders, weights):
+        if self.mi_messages:
+            return f(torch.cat([weights.unsqueeze(-1), states[senders]], dim=-1))
+        return weights.unsqueeze(-1) * f(states)[senders]
+
+    def forward(self, batch):
+        hv = self.embed_var(batch["var_x"])
+        hc = self.embed_con(batch["con_x"])
+        con_idx, var_idx = batch["a_edges"]
+        q_recv, q_send = batch["q_edges"]
+        n_var, n_con = hv.shape[0], hc.shape[0]
+        for f_v, f_c, f_q, g_c, g_v in zip(self.f_var, self.f_con, self.f_q, self.g_con,
+                                           self.g_var):
+            to_con = scatter_sum(self._message(f_v, hv, var_idx, batch["a_w"]), con_idx, n_con)
+            hc = torch.relu(g_c(torch.cat([hc, to_con], dim=-1)))
+            from_con = scatter_sum(self._message(f_c, hc, con_idx, batch["a_w"]), var_idx, n_var)
+            from_q = scatter_sum(self._message(f_q, hv, q_send, batch["q_w"]), q_recv, n_var)
+            hv = torch.relu(g_v(torch.cat([hv, from_con, from_q], dim=-1)))
+        n_graphs = batch["n_graphs"]
+        mean_v = scatter_mean(hv, batch["var_graph"], n_graphs)
+        mean_c = scatter_mean(hc, batch["con_graph"], n_graphs)
+        if self.readout == "graph":
+            return self.head(torch.cat([mean_v, mean_c], dim=-1))
+        g = batch["var_graph"]
+        return self.head(torch.cat([hv, mean_v[g], mean_c[g]], dim=-1)).squeeze(-1)
+
+
+class _BaseQPGNN(BaseTorchEstimator):
+    """Shared fit/predict machinery: X is a list of QP dicts."""
+
+    _parameter_constraints = {
+        **BaseTorchEstimator._parameter_constraints,
+        "hidden_dim": [Interval(Integral, 1, None, closed="left")],
+        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "mi_messages": ["boolean"],
+        "random_features": [Interval(Integral, 0, None, closed="left")],
+        "bound_scale": [Interval(Real, 0, None, closed="neither")],
+    }
+    _readout = "graph"
+
+    def __init__(self, *, hidden_dim=64, n_layers=2, mi_messages=False, random_features=0,
+                 bound_scale=10.0, max_epochs=300, batch_size=32, lr=1e-3, device="auto",
+                 random_state=None, verbose=0, callbacks=None, inference_dtype="float32"):
+        super().__init__(max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
+                         random_state=random_state, verbose=verbose, callbacks=callbacks,
+                         inference_dtype=inference_dtype)
+        self.hidden_dim = hidden_dim
+        self.n_layers = n_layers
+        self.mi_messages = mi_messages
+        self.random_features = random_features
+        self.bound_scale = bound_scale
+
+    def _encoder(self):
+        return QPGraphEncoder(bound_scale=self.bound_scale,
+                              random_features=self.random_features,
+                              feature_seed=getattr(self, "_feature_seed", 0))
+
+    def _encode(self, X):
+        return self._encoder().encode_all(X)
+
+    def _build_module(self):
+        return QPGNN(self._encoder().n_variable_features, N_CONSTRAINT_FEATURES,
+                     self.hidden_dim, self.n_layers, self._readout, self._n_outputs,
+                     self.mi_messages)
+
+    def _batch(self, graphs, dtype=torch.float32):
+        return QPGraphEncoder.collate(graphs, device=self.device_, dtype=dtype)
+
+    def _train_epoch(self, tensors, optimizer):
+        graphs, target = tensors
+        self.module_.train()
+        total = 0.0
+        full_batch = int(self.batch_size) >= len(graphs)
+        for idx in ([np.arange(len(graphs))] if full_batch else self._iter_batches(len(graphs))):
+            idx = np.asarray(idx)
+            if full_batch:
+                # Full-batch training: collate once per fit, not once per step.
+                if self._full_batch is None:
+                    self._full_batch = self._batch(graphs)
+                batch = self._full_batch
+            else:
+                batch = self._batch([graphs[i] for i in idx])
+            optimizer.zero_grad()
+            loss = self._compute_loss(self.module_(batch), self._select(target, idx), batch)
+            loss.backward()
+            optimizer.step()
+            total += float(loss.detach()) * len(idx)
+        return {"train_loss": total / len(graphs)}
+
+    def _start_fit(self, X):
+        rng = self._init_torch_state()
+        self._feature_seed = int(rng.randint(2**31 - 1))
+        graphs = self._encode(X)
+        self.n_features_in_ = self._encoder().n_variable_features
+        self._full_batch = None
+        return graphs
+
+    def _finalize_modules(self):
+        self._full_batch = None
+        super()._finalize_modules()
+
+    @torch.no_grad()
+    def _forward_all(self, X):
+        check_is_fitted(self)
+        graphs = self._encode(X)
+        dtype = next(self.module_.parameters()).dtype
+        outputs = []
+        step = max(int(self.batch_size), 256)
+        for start in range(0, len(graphs), step):
+            outputs.append(self.module_(self._batch(graphs[start:start + step], dtype)).cpu())
+        return graphs, torch.cat(outputs).double().numpy()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.dict = True
+        return tags
+
+
+_SHARED_DOC = """
+    Parameters
+    ----------
+    hidden_dim : int, default=64
+        Width of every embedding (the paper's "embedding size").
+    n_layers : int, default=2
+        Number of message-passing layers (constraint then variable half-step each).
+    mi_messages : bool, default=False
+        Mixed-integer message form f([A_ij, h]) instead of A_ij f(h).
+    random_features : int, default=0
+        Extra random variable features (deterministic per instance); they let the
+        network separate WL-equivalent mixed-integer instances.
+    bound_scale : float, default=10.0
+        Input scaling of bounds and right-hand sides.
+    max_epochs : int, default=300
+    batch_size : int, default=32
+        Number of QP instances per mini-batch.
+    lr : float, default=1e-3
+        Adam learning rate (the paper uses 5e-4 with batch 500 on a GPU).
+    device : str, default="auto"
+    random_state : int, RandomState instance or None, default=None
+    verbose : int, default=0
+    callbacks : list of Callback or None, default=None
+    inference_dtype : {"float32", "float64"}, default="float32"
+"""
+
+
+class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
+    __doc__ = """Predict whether a (mixed-integer) linearly constrained QP is feasible.
+
+    A graph-level readout of :class:`QPGNN` trained with binary cross-entropy.
+    For continuous LCQPs, Chen et al. prove that such GNNs approximate the
+    feasibility map arbitrarily well; for mixed-integer programs they cannot
+    separate WL-equivalent instances (see :func:`~skpaper.datasets.make_wl_indistinguishable_milp_pair`).
+""" + _SHARED_DOC + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    module_ : QPGNN
+    history_ : list of dict
+    n_iter_ : int
+    n_features_in_ : int
+        Number of variable-node features.
+
+    References
+    ----------
+    .. [1] Chen, Chen, Liu, Wang & Yin, "Expressive Power of Graph Neural Networks for
+       (Mixed-Integer) Quadratic Programs", ICML 2025.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_random_lcqp
+    >>> from skpaper.graph import QPGNNFeasibilityClassifier, solve_qps
+    >>> X = make_random_lcqp(40, 3, 8, 10, random_state=0)
+    >>> y = solve_qps(X)[0]
+    >>> clf = QPGNNFeasibilityClassifier(hidden_dim=16, max_epochs=5, random_state=0)
+    >>> clf.fit(X, y).predict_proba(X).shape
+    (40, 2)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on QP instances and their feasibility labels.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+        y : array-like of shape (n_samples,)
+            Two classes (e.g. booleans from :func:`solve_qps`).
+
+        Returns
+        -------
+        self : object
+        """
+        items = _as_instance_list(X)
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(items):
+            raise ValueError(f"y must be 1-D with one label per instance ({len(items)}), got "
+                             f"shape {y.shape}.")
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        if len(encoder.classes_) != 2:
+            raise ValueError(f"QPGNNFeasibilityClassifier needs exactly 2 classes in y, got "
+                             f"{len(encoder.classes_)}.")
+        self.classes_ = encoder.classes_
+        self._n_outputs = 1
+        graphs = self._start_fit(items)
+        target = torch.as_tensor(encoder.transform(y), dtype=torch.float32, device=self.device_)
+        return self._fit_loop((graphs, target))
+
+    @staticmethod
+    def _select(target, idx):
+        return target[torch.as_tensor(idx, device=target.device)]
+
+    def _compute_loss(self, output, target, batch=None):
+        return nn.functional.binary_cross_entropy_with_logits(output.squeeze(-1), target)
+
+    def decision_function(self, X):
+        """Logit of the second class (``classes_[1]``) per instance."""
+        return self._forward_all(X)[1][:, 0]
+
+    def predict_proba(self, X):
+        """Probabilities of ``classes_`` per instance, shape (n_samples, 2)."""
+        p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """Predicted feasibility label per instance."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
+    __doc__ = """Predict a QP's optimal value or its minimum-norm optimal solution.
+
+    ``target="objective"`` uses the graph readout and the paper's loss
+    mean((y_hat - y)^2 / max(y^2, 1)); ``target="solution"`` uses the node readout and
+    sum_j (x_hat_j - x_j)^2 / max(||x||^2, 1) per instance. Train on feasible
+    instances only.
+""" + _SHARED_DOC.replace("    Parameters\n    ----------\n", """    Parameters
+    ----------
+    target : {"objective", "solution"}, default="objective"
+""") + """
+    Attributes
+    ----------
+    module_ : QPGNN
+    history_ : list of dict
+    n_iter_ : int
+    n_features_in_ : int
+
+    Notes
+    -----
+    ``score`` is R^2 for ``target="objective"`` and 1 minus the mean relative l2 error
+    ||x_hat - x|| / max(||x||, 1) for ``target="solution"``. :meth:`relative_error`
+    gives the paper's training metric (square root of the loss).
+
+    References
+    ----------
+    .. [1] Chen, Chen, Liu, Wang & Yin, "Expressive Power of Graph Neural Networks for
+       (Mixed-Integer) Quadratic Programs", ICML 2025.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_random_lcqp
+    >>> from skpaper.graph import QPGNNRegressor, solve_qps
+    >>> X = make_random_lcqp(60, 3, 8, 10, random_state=0)
+    >>> feasible, objective, solutions = solve_qps(X)
+    >>> X_ok = [x for x, f in zip(X, feasible) if f]
+    >>> reg = QPGNNRegressor(hidden_dim=16, max_epochs=5, random_state=0)
+    >>> reg.fit(X_ok, objective[feasible]).predict(X_ok).shape == (int(feasible.sum()),)
+    True
+    """
+
+    _parameter_constraints = {
+        **_BaseQPGNN._parameter_constraints,
+        "target": [StrOptions({"objective", "solution"})],
+    }
+
+    def __init__(self, *, target="objective", hidden_dim=64, n_layers=2, mi_messages=False,
+                 random_features=0, bound_scale=10.0, max_epochs=300, batch_size=32, lr=1e-3,
+                 device="auto", random_state=None, verbose=0, callbacks=None,
+                 inference_dtype="float32"):
+        super().__init__(hidden_dim=hidden_dim, n_layers=n_layers, mi_messages=mi_messages,
+                         random_features=random_features, bound_scale=bound_scale,
+                         max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
+                         random_state=random_state, verbose=verbose, callbacks=callbacks,
+                         inference_dtype=inference_dtype)
+        self.target = target
+
+    @property
+    def _readout(self):
+        return "graph" if self.target == "objective" else "node"
+
+    def _check_targets(self, items, y):
+        if self.target == "objective":
+            y = np.asarray(y, dtype=np.float64)
+            if y.ndim != 1 or len(y) != len(items):
+                raise ValueError(f"y must hold one optimal value per instance ({len(items)}), "
+                                 f"got shape {y.shape}.")
+            if not np.all(np.isfinite(y)):
+                raise ValueError("y must be finite: train on feasible instances only.")
+            return y
+        if len(y) != len(items):
+            raise ValueError(f"y must hold one solution per instance ({len(items)}), got "
+                             f"{len(y)}.")
+        out = []
+        for i, (inst, x) in enumerate(zip(items, y)):
+            if x is None:
+                raise ValueError(f"y[{i}] is None: train on feasible instances only.")
+            x = np.asarray(x, dtype=np.float64).reshape(-1)
+            n = np.asarray(inst["c"]).reshape(-1).shape[0] if isinstance(inst, dict) else -1
+            if x.shape[0] != n or not np.all(np.isfinite(x)):
+                raise ValueError(f"y[{i}] must be a finite solution of length {n}, got shape "
+                                 f"{x.shape}.")
+            out.append(x)
+        return out
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit on feasible QP instances and their optimal values or solutions.
+
+        Parameters
+        ----------
+        X : list of dict
+        y : array-like of shape (n_samples,) or list of ndarray
+            Optimal values (``target="objective"``) or optimal solutions.
+
+        Returns
+        -------
+        self : object
+        """
+        items = _as_instance_list(X)
+        y = self._check_targets(items, y)
+        self._n_outputs = 1
+        graphs = self._start_fit(items)
+        if self.target == "objective":
+            target = torch.as_tensor(y, dtype=torch.float32, device=self.device_)
+        else:
+            target = [torch.as_tensor(x, dtype=torch.float32, device=self.device_) for x in y]
+        return self._fit_loop((graphs, target))
+
+    def _select(self, target, idx):
+        if self.target == "objective":
+            return target[torch.as_tensor(idx, device=target.device)]
+        return torch.cat([target[i] for i in idx])
+
+    def _compute_loss(self, output, target, batch=None):
+        if self.target == "objective":
+            output = output.squeeze(-1)
+            return torch.mean((output - target) ** 2 / torch.clamp(target ** 2, min=1.0))
+        graph = batch["var_graph"]
+        n = batch["n_graphs"]
+        err = scatter_sum(((output - target) ** 2).unsqueeze(-1), graph, n).squeeze(-1)
+        norm = scatter_sum((target ** 2).unsqueeze(-1), graph, n).squeeze(-1)
+        return torch.mean(err / torch.clamp(norm, min=1.0))
+
+    def predict(self, X):
+        """Predicted optimal values (1-D array) or solutions (list of arrays)."""
+        graphs, out = self._forward_all(X)
+        if self.target == "objective":
+            return out[:, 0]
+        splits = np.cumsum([g.n_variables for g in graphs])[:-1]
+        return np.split(out, splits)
+
+    def relative_error(self, X, y):
+        """The paper's relative error: sqrt of the mean normalised squared error."""
+        items = _as_instance_list(X)
+        y = self._check_targets(items, y)
+        pred = self.predict(items)
+        if self.target == "objective":
+            return float(np.sqrt(np.mean((pred - y) ** 2 / np.maximum(y ** 2, 1.0))))
+        return float(np.sqrt(np.mean([np.sum((p - t) ** 2) / max(np.sum(t ** 2), 1.0)
+                                      for p, t in zip(pred, y)])))
+
+    def score(self, X, y, sample_weight=None):
+        """R^2 (objective) or 1 - mean relative l2 error of the solutions."""
+        items = _as_instance_list(X)
+        y = self._check_targets(items, y)
+        pred = self.predict(items)
+        if self.target == "objective":
+            return float(r2_score(y, pred, sample_weight=sample_weight))
+        errors = np.array([np.linalg.norm(p - t) / max(np.linalg.norm(t), 1.0)
+                           for p, t in zip(pred, y)])
+        return float(1.0 - np.average(errors, weights=sample_weight))
+
+
+class QPGNNWarmStart(BaseEstimator):
+    """Warm-start OSQP with a fitted solution regressor's predictions.
+
+    Parameters
+    ----------
+    regressor : QPGNNRegressor
+        Fitted with ``target="solution"``.
+    solver : {"osqp"}, default="osqp"
+        Only OSQP exposes warm starts and iteration counts here.
+    tol : float, default=1e-6
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_random_lcqp
+    >>> from skpaper.graph import QPGNNRegressor, QPGNNWarmStart, solve_qps
+    >>> X = make_random_lcqp(30, 3, 8, 10, random_state=1)
+    >>> feasible, _, sol = solve_qps(X)
+    >>> X_ok = [x for x, f in zip(X, feasible) if f]
+    >>> reg = QPGNNRegressor(target="solution", hidden_dim=16, max_epochs=5,
+    ...                      random_state=0).fit(X_ok, [s for s in sol if s is not None])
+    >>> report = QPGNNWarmStart(reg).solve(X_ok)
+    >>> sorted(report)[:3]
+    ['iterations_cold', 'iterations_warm', 'objective_cold']
+    """
+
+    _parameter_constraints = {
+        "regressor": [HasMethods(["predict"])],
+        "solver": [StrOptions({"osqp"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, regressor=None, *, solver="osqp", tol=1e-6):
+        self.regressor = regressor
+        self.solver = solver
+        self.tol = tol
+
+    def solve(self, X):
+        """Solve each instance cold and warm-started; return per-instance statistics.
+
+        Returns
+        -------
+        report : dict of ndarray
+            ``iterations_cold``, ``iterations_warm``, ``time_cold_s``, ``time_warm_s``,
+            ``objective_cold``, ``objective_warm`` and the warm ``solutions`` (list).
+        """
+        self._validate_params()
+        check_is_fitted(self.regressor)
+        if getattr(self.regressor, "target", None) != "solution":
+            raise ValueError("regressor must be a QPGNNRegressor fitted with "
+                             f"target='solution', got target={self.regressor.target!r}.")
+        items = _as_instance_list(X)
+        guesses = self.regressor.predict(items)
+        keys = ("iterations_cold", "iterations_warm", "time_cold_s", "time_warm_s",
+                "objective_cold", "objective_warm")
+        report = {k: [] for k in keys}
+        report["solutions"] = []
+        for i, (inst, guess) in enumerate(zip(items, guesses)):
+            qp = check_qp(inst, name=f"X[{i}]")
+            guess = np.clip(guess, qp["lb"], qp["ub"])
+            for mode, init in (("cold", None), ("warm", guess)):
+                res = _solve_osqp(qp, self.tol, initvals=init)
+                report[f"iterations_{mode}"].append(res["iterations"])
+                report[f"time_{mode}_s"].append(res["time_s"])
+                report[f"objective_{mode}"].append(qp_objective(qp, res["x"])
+                                                   if res["solved"] else np.nan)
+            report["solutions"].append(res["x"] if res["solved"] else None)
+        return {k: (v if k == "solutions" else np.asarray(v)) for k, v in report.items()}
