@@ -1,0 +1,3 @@
+"""Test-time adaptation: steady-state adaptation (SSA) and the TTA baselines it wraps."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""Temporal knowledge-graph completion (TeDS)."""
+
+__all__ = []

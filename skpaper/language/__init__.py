@@ -1,0 +1,3 @@
+"""Language-model training methods: DistiLLM-2 distillation and Focus Instruction Tuning."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""3D shape orientation estimation robust to symmetries."""
+
+__all__ = []
