@@ -189,6 +189,17 @@ def make_synthetic_reviews(n_samples=1000, *, confounding=0.0, typo_fraction=0.2
     synthetic_review_reward : The known reward of these reviews.
     skpaper.reward.LexiconRewriter : An imperfect rewriter of these reviews.
 
+    Notes
+    -----
+    This world is skpaper's own offline stand-in for the synthetic experiment
+    of Reber et al. (ICML 2025), in which typos are injected into a subset of
+    IMDB reviews correlated with the attribute and an LLM rewrites them; it is
+    not a data set of the paper. Under :func:`synthetic_review_reward` a
+    perfect swap moves a review's reward by twice its number of sentiment
+    words, so the population effect of sentiment is 6 whatever the
+    confounding, while the typo penalty biases a naive comparison by about
+    ``-1.1 * confounding``.
+
     Examples
     --------
     >>> from skpaper.datasets import make_synthetic_reviews
