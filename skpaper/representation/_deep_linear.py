@@ -341,8 +341,9 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
 
     def _train(self, quad, coefs):
         lr = self._step_size(quad)
-        n_iter, losses = _gradient_descent(coefs, quad, lr, self.max_iter, self.tol,
-                                           self.weight_decay)
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is raised on
+            n_iter, losses = _gradient_descent(coefs, quad, lr, self.max_iter, self.tol,
+                                               self.weight_decay)
         self.coefs_ = coefs
         self.n_iter_ = n_iter
         self.loss_curve_ = losses

@@ -287,8 +287,9 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
 
     def _train(self, W, c, loss_fn):
         lr = self._step_size(W, c, loss_fn)
-        n_iter, losses = _relu_gd(W, c, loss_fn, lr, self.max_iter, self.tol,
-                                  self.weight_decay)
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is raised on
+            n_iter, losses = _relu_gd(W, c, loss_fn, lr, self.max_iter, self.tol,
+                                      self.weight_decay)
         self.hidden_weights_ = W
         self.output_weights_ = c
         self.n_iter_ = n_iter
