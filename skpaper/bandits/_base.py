@@ -436,8 +436,16 @@ class _BasePolicy(BaseEstimator):
             return np.zeros_like(contexts)
         return contexts
 
+    def _final_estimates(self):
+        """Estimates of the final policy (the learner just finished if a new one has no data)."""
+        state = self._state
+        fresh = state["istate"][kern.I_EPOCH] > 0 and state["istate"][kern.I_POS] == 0
+        if self._estimation_code() == kern.EST_DOUBLING and fresh:
+            return state["Lsnap"]
+        return state["L"]
+
     def _greedy(self, contexts):
-        L = self._state["L"]
+        L = self._final_estimates()
         mask = self._state["mask"]
         known = contexts >= 0
         safe = np.where(known, contexts, 0)
@@ -446,7 +454,7 @@ class _BasePolicy(BaseEstimator):
 
     def _frequency_greedy(self, counts):
         """Action for unseen contexts: greedy on the frequency-weighted loss estimates."""
-        L = self._state["L"]
+        L = self._final_estimates()
         if self._scope == kern.SCOPE_POOLED:
             return int(np.argmin(L[0]))
         return int(np.argmin(counts @ L))

@@ -203,8 +203,10 @@ def _close_epoch(est, L, W, Z, base, Lsnap, est_w, cur_w, ids, mask, istate, fst
             fstate[F_ETA] = math.sqrt(log_k / (K * istate[I_EPOCH_LEN]))
         if fstate[F_AUTO_GAMMA] > 0.0:
             fstate[F_GAMMA] = fstate[F_ETA] / 2.0
+        # Lsnap keeps the learner just finished, for predictions until the next round.
         for r in range(L.shape[0]):
             for a in range(K):
+                Lsnap[r, a] = L[r, a]
                 L[r, a] = 0.0
         refresh_all(L, W, Z, base, mask, SCOPE_CROSS, fstate[F_ETA])
 
