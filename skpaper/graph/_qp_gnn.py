@@ -287,7 +287,8 @@ class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
 
     def predict(self, X):
         """Predicted feasibility label per instance."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
 
 
 class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
