@@ -164,10 +164,14 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
     the moment ``E_q[X~ Y]`` is estimated by
     ``n_U^{-1} sum_U lam X~ f + n_L^{-1} sum_L w~ X~ (Y - lam f)``, the Gram
     term ``E_q[X~ g(X~'theta)]`` by its unlabeled sample mean, and ``theta``
-    solves their difference. PPI++ picks ``lam`` minimising the trace of the
-    sandwich variance (as ppi-python does); for ``lam = 1`` and a logistic
-    target this equals the PPI loss gradient. Without ``acp`` the predictions
-    are zero and the estimator is the (weighted) classical one.
+    solves their difference. At ``lam = 1`` this is the root of the gradient of
+    the PPI++ loss ``L_L(Y) - L_L(f) + L_U(f)`` [2]_; for regression targets
+    ppi-python's ``ppi_ols_pointestimate`` instead adds two separate
+    least-squares fits (the original PPI form), which agrees to first order.
+    PPI++ picks ``lam`` minimising the trace of this estimator's sandwich
+    variance, exactly (ppi-python uses a pooled-variance approximation of the
+    same quantity). Without ``acp`` the predictions are zero and the estimator
+    is the (weighted) classical one.
 
     References
     ----------
