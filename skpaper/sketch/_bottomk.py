@@ -5,7 +5,7 @@ import struct
 import numpy as np
 
 from .._ext._bottomk import bottomk_merge, bottomk_update
-from ._keys import as_key_array, check_seed
+from ._keys import as_key_array, check_seed, mix_seed
 
 __all__ = ["BottomKSketch", "merge_sketches"]
 
@@ -61,9 +61,9 @@ class BottomKSketch:
 
     Notes
     -----
-    Integer keys hash as ``splitmix64(key ^ seed)``; byte and ``str`` keys
-    (UTF-8) first pass through MurmurHash3 x64_128 keyed with the low 32 bits of
-    the seed. With :math:`\\tau_k` the k-th smallest hash in (0, 1), the
+    Integer keys hash as ``splitmix64(key ^ splitmix64(seed))``; byte and
+    ``str`` keys (UTF-8) first pass through MurmurHash3 x64_128 keyed with the
+    low 32 bits of ``splitmix64(seed)``. With :math:`\\tau_k` the k-th smallest hash in (0, 1), the
     estimate of the number of distinct keys :math:`n` is the unbiased
     :math:`(k - 1) / \\tau_k` (section 2 of [1]_); below ``k`` distinct keys
     the sketch holds every key and the count is exact. The memory is ``O(k)``:
@@ -88,13 +88,14 @@ class BottomKSketch:
     2.0
     """
 
-    __slots__ = ("_k", "_seed", "_hashes", "_size")
+    __slots__ = ("_k", "_seed", "_mixed", "_hashes", "_size")
 
     def __init__(self, k=256, seed=None):
         self._k = check_k(k)
         if seed is None:
             seed = int(np.random.default_rng().integers(0, 2**64, dtype=np.uint64))
         self._seed = check_seed(seed)
+        self._mixed = mix_seed(self._seed)
         self._hashes = np.zeros(self._k, dtype=np.uint64)
         self._size = 0
 
@@ -133,8 +134,8 @@ class BottomKSketch:
         -------
         self : BottomKSketch
         """
-        arr = as_key_array(keys, self._seed)
-        self._size = bottomk_update(self._hashes, self._size, arr, np.uint64(self._seed))
+        arr = as_key_array(keys, self._mixed)
+        self._size = bottomk_update(self._hashes, self._size, arr, np.uint64(self._mixed))
         return self
 
     def _check_compatible(self, other):
@@ -187,7 +188,7 @@ class BottomKSketch:
     def copy(self):
         """Return an independent copy."""
         new = BottomKSketch.__new__(BottomKSketch)
-        new._k, new._seed, new._size = self._k, self._seed, self._size
+        new._k, new._seed, new._mixed, new._size = self._k, self._seed, self._mixed, self._size
         new._hashes = self._hashes.copy()
         return new
 

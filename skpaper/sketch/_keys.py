@@ -2,15 +2,18 @@
 
 Integer keys are used as they are (signed values through their two's
 complement). Byte and string keys are first mapped to 64 bits with MurmurHash3
-x64_128 keyed by the low half of the sketch seed, so the full 64-bit seed still
-keys the final ``splitmix64(key ^ seed)`` hash of every key kind.
+x64_128 keyed by the low half of the mixed seed, so the full 64-bit seed still
+keys the final ``splitmix64(key ^ mixed)`` hash of every key kind. The user's
+seed is mixed first (``mixed = splitmix64(seed)``): with a raw XOR, small seeds
+only permute the low bits and a contiguous key range would hash to the same set
+under every small seed.
 """
 
 import numbers
 
 import numpy as np
 
-from .._ext._hashing import hash_bytes_sequence, hash_uint64
+from .._ext._hashing import hash_bytes_sequence, hash_uint64, splitmix64
 
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -27,6 +30,11 @@ def check_seed(seed, name="seed"):
     if not 0 <= seed <= _MASK64:
         raise ValueError(f"{name} must be an int in [0, 2**64) or None, got {seed}.")
     return seed
+
+
+def mix_seed(seed):
+    """The 64-bit value XOR-ed into every key before hashing: ``splitmix64(seed)``."""
+    return int(splitmix64(seed))
 
 
 def _integral_floats(arr, name):
@@ -69,16 +77,17 @@ def _text_keys(items, seed, name):
     return hash_bytes_sequence(items, seed & _MASK32)
 
 
-def as_key_array(keys, seed, name="keys"):
-    """Map ``keys`` to a 1-D ``uint64`` array ready for ``splitmix64(key ^ seed)``.
+def as_key_array(keys, mixed, name="keys"):
+    """Map ``keys`` to a 1-D ``uint64`` array ready for ``splitmix64(key ^ mixed)``.
 
     Parameters
     ----------
     keys : array-like of int, iterable of bytes or str
         Integer arrays (any integer dtype, or floats that are all integral) take
         the fast path without any Python loop.
-    seed : int
-        The sketch seed; its low 32 bits key the MurmurHash3 of byte/str keys.
+    mixed : int
+        The mixed sketch seed (:func:`mix_seed`); its low 32 bits key the
+        MurmurHash3 of byte/str keys.
     name : str, default="keys"
         Parameter name used in error messages.
 
@@ -103,7 +112,7 @@ def as_key_array(keys, seed, name="keys"):
         if not items:
             return np.empty(0, dtype=np.uint64)
         if isinstance(items[0], (bytes, bytearray, memoryview, str)):
-            return _text_keys(items, seed, name)
+            return _text_keys(items, mixed, name)
         if all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
                for v in items):
             # Exact conversion: numpy would turn a mix of small and >= 2**63 ints into floats.
@@ -131,11 +140,11 @@ def as_key_array(keys, seed, name="keys"):
     if kind == "f":
         return _integral_floats(arr.astype(np.float64, copy=False), name)
     if kind in "US":
-        return _text_keys(arr.tolist(), seed, name)
+        return _text_keys(arr.tolist(), mixed, name)
     if kind == "O":
         items = arr.tolist()
         if items and isinstance(items[0], (bytes, bytearray, memoryview, str)):
-            return _text_keys(items, seed, name)
+            return _text_keys(items, mixed, name)
         if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items):
             return _python_ints(items, name)
         if all(isinstance(v, numbers.Real) for v in items):
@@ -150,5 +159,6 @@ def as_key_array(keys, seed, name="keys"):
 
 
 def key_hashes(keys, seed, name="keys"):
-    """The sketch hash of every key: ``splitmix64(key ^ seed)`` as uint64."""
-    return hash_uint64(as_key_array(keys, seed, name), seed)
+    """The sketch hash of every key under ``seed``, as uint64."""
+    mixed = mix_seed(seed)
+    return hash_uint64(as_key_array(keys, mixed, name), mixed)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 from .._ext._bottomk import bottomk_query
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._bottomk import hash_to_unit
-from ._keys import as_key_array, key_hashes
+from ._keys import as_key_array, key_hashes, mix_seed
 
 __all__ = ["RobustCardinalitySketch"]
 
@@ -146,8 +146,9 @@ class RobustCardinalitySketch(BaseEstimator):
     >>> from skpaper.sketch import RobustCardinalitySketch
     >>> queries = [np.arange(5_000), np.arange(2_000, 20_000), np.arange(10)]
     >>> est = RobustCardinalitySketch(k=256, mode="standard", random_state=0).fit()
-    >>> np.round(est.predict(queries) / [5_000, 18_000, 10], 1)
-    array([1. , 1. , 1. ])
+    >>> ratios = est.predict(queries) / [5_000, 18_000, 10]
+    >>> bool(np.all(np.abs(ratios - 1) < 0.2)), ratios[2]
+    (True, np.float64(1.0))
     >>> robust = RobustCardinalitySketch(k=256, random_state=0).fit()
     >>> robust.score(queries, [5_000, 18_000, 10]) > 0.5
     True
@@ -206,6 +207,7 @@ class RobustCardinalitySketch(BaseEstimator):
         rng = check_random_state(self.random_state)
         high, low = (int(v) for v in rng.randint(0, 2**32, size=2, dtype=np.uint64))
         self._secret_seed = (high << 32) | low
+        self._mixed_seed = mix_seed(self._secret_seed)
         self._ledger = _QueryLedger(np.random.default_rng(int(rng.randint(0, 2**31 - 1))))
         tau_min = (self.k / 2) / self.n_max
         n_steps = int(np.ceil(GRID_DENSITY * np.log2(1.0 / tau_min)))
@@ -234,7 +236,7 @@ class RobustCardinalitySketch(BaseEstimator):
         ):
             items = list(queries)
             if all(_is_key_collection(q) for q in items):
-                return [as_key_array(q, self._secret_seed, name="queries") for q in items]
+                return [as_key_array(q, self._mixed_seed, name="queries") for q in items]
             if isinstance(queries, (list, tuple)) and items and np.ndim(items[0]) == 0:
                 raise ValueError(
                     "queries must be a sequence of 1-D key collections or a 2-D membership "
@@ -256,7 +258,7 @@ class RobustCardinalitySketch(BaseEstimator):
         led.n_queries += 1
         tracking = self.mode == "tracking"
         excluded = led.deactivated if tracking else _EMPTY
-        sketch, n_excluded = bottomk_query(keys, np.uint64(self._secret_seed), self.k, excluded)
+        sketch, n_excluded = bottomk_query(keys, np.uint64(self._mixed_seed), self.k, excluded)
         if self.mode == "standard":
             if sketch.size < self.k:
                 return float(sketch.size)
