@@ -138,9 +138,14 @@ class DiscretizedCITest(BaseEstimator):
 
     Deviations from the official code: the diagonal of the latent correlation
     matrix is fixed at 1 (zero influence), the tested pair is ordered as
-    ``a = min(i, j)`` (which the official wrappers also do), and two-step GMM
-    drops one cell explicitly when all cells are kept, instead of the
-    eigenvalue heuristic.
+    ``a = min(i, j)`` (which the official wrappers also do), two-step GMM
+    drops one cell explicitly when all cells are kept instead of the
+    eigenvalue heuristic, and when fewer cells pass ``min_cell_prob`` than
+    there are parameters every observed cell is used. ``method="binarize"``
+    binarizes every discretized column (the official DCT code treats columns
+    with more than 5 levels as continuous) and handles continuous columns as
+    ``method="gmm"`` does (the official code uses ``P(X_c >= 0, X_b = 1)`` on
+    the raw values, which assumes them centred at 0).
 
     References
     ----------
