@@ -352,6 +352,8 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
 
     def _set_derived(self):
         self.coef_ = _end_to_end(self.coefs_)
+        # One SVD per fit serves features_ and every rank asked for by linear transfer.
+        self._hidden_svd = np.linalg.svd(self._hidden_product())
         self.features_ = self._feature_basis("auto")[0]
 
     def _hidden_product(self):
@@ -361,7 +363,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         return F
 
     def _feature_basis(self, rank):
-        U, s, Vt = np.linalg.svd(self._hidden_product())
+        U, s, Vt = self._hidden_svd
         if rank == "auto":
             r = auto_feature_rank(s)
         elif rank is None:
@@ -443,7 +445,11 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         # readout mapped back through V_r: the network computes x^T U_r S_r coef.
         new.coefs_ = ([basis @ V.T] + [np.eye(d) for _ in range(self.n_layers - 2)]
                       + [V @ np.asarray(coef, dtype=np.float64)])
-        new._set_derived()
+        new.coef_ = _end_to_end(new.coefs_)
+        # The truncated product's SVD is known; skip recomputing it.
+        U, s, Vt = self._hidden_svd
+        new._hidden_svd = (U, np.where(np.arange(s.size) < r, s, 0.0), Vt)
+        new.features_ = new._feature_basis("auto")[0]
         return new
 
     def _continue_fit(self, X, y):
