@@ -142,9 +142,9 @@ class CrossLearningExp3(_BasePolicy):
     >>> policy.actions_.shape, policy.n_contexts_, policy.epoch_length_
     ((2000,), 20, 45)
     >>> policy.predict([[0], [19]])
-    array([2, 5])
+    array([3, 5])
     >>> round(policy.score(None, environment=env), 4)
-    -0.0031
+    -0.0098
     """
 
     _scope = kern.SCOPE_CROSS

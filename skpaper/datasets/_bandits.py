@@ -106,10 +106,11 @@ def make_first_price_auction(
     rng = check_random_state(random_state)
     adversary_seed, context_seed = rng.randint(2**31 - 1, size=2)
     adversary = np.random.RandomState(adversary_seed)
-    nu = adversary.dirichlet(np.full(n_values, concentration))
+    # Competing bids first: for one seed they do not depend on the number of values.
     centres = adversary.uniform(0.15, 0.85, size=regimes)
     regime = _regime_of_round(horizon, regimes)
     thresholds = centres[regime] + adversary.uniform(-0.15, 0.15, size=horizon)
+    nu = adversary.dirichlet(np.full(n_values, concentration))
 
     if context_random_state is None:
         context_random_state = context_seed
