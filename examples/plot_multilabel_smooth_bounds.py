@@ -65,8 +65,10 @@ axes[0].set_ylabel("rate constants (absolute constants = 1)")
 axes[1].legend(fontsize=8)
 fig.tight_layout()
 fig.savefig("plot_multilabel_smooth_bounds.png", dpi=110)
-print("ratio B1(c=64) / B1(c=4):",
-      {obj: round(float(curve["B1"][-1] / curve["B1"][0]), 1) for obj, curve in curves.items()})
-print("smooth rate term, relative change:",
-      {obj: round(float(curve["B3"][-1] / curve["B3"][0] - 1), 2) for obj, curve in curves.items()})
+ratios = {obj: round(float(curve["B1"][-1] / curve["B1"][0]), 1)
+          for obj, curve in curves.items()}
+print("ratio B1(c=64) / B1(c=4):", ratios)
+changes = {obj: round(float(curve["B3"][-1] / curve["B3"][0] - 1), 2)
+           for obj, curve in curves.items()}
+print("smooth rate term, relative change:", changes)
 print("observed gaps:", {obj: np.round(curve["gap"], 3).tolist() for obj, curve in curves.items()})

@@ -309,7 +309,8 @@ def generalization_bounds(
     radius = Lambda * R / np.sqrt(n)
 
     rows = {}
-    G_over_n = (c * Lambda * R if constraint == "per_label" else Lambda * R * np.sqrt(c)) / np.sqrt(n)
+    # G / n of B1: c Lambda R / sqrt(n) (per-label) or Lambda R sqrt(c / n) (Frobenius)
+    G_over_n = radius * (c if constraint == "per_label" else np.sqrt(c))
     r_nc = radius if constraint == "per_label" else radius / np.sqrt(c)
     if theorem:
         hoeffding = 3.0 * M * np.sqrt((log_conf + np.log(2.0)) / (2.0 * n))

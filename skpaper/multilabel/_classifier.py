@@ -73,7 +73,9 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
     Attributes
     ----------
     coef_ : ndarray of shape (n_labels, n_features)
-        Weight vectors ``w_j``, one row per label column.
+        Weight vectors ``w_j``, one row per label column: per label of an
+        indicator ``Y``; per class of a 1-D ``y`` (a single row for a binary
+        ``y``, two with ``objective="ranking"``).
     intercept_ : ndarray of shape (n_labels,)
         Intercepts ``b_j`` (zeros when ``fit_intercept=False``).
     classes_ : ndarray

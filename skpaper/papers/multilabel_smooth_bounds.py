@@ -39,8 +39,7 @@ _NOISE_SWEEP = {
 def _fit_point(config):
     """Fit one model and evaluate its bounds; ``config`` is a plain dict (picklable)."""
     from ..datasets import make_linear_multilabel
-    from ..multilabel import SmoothMultiLabelClassifier, generalization_bounds
-    from ..multilabel import metrics
+    from ..multilabel import SmoothMultiLabelClassifier, generalization_bounds, metrics
 
     n_train, n_test = config["n_train"], config["n_test"]
     X, Y = make_linear_multilabel(
@@ -69,7 +68,8 @@ def _fit_point(config):
         "Lambda": float(table["Lambda"][0]),
         "empirical_risk": float(table["empirical_risk"][0]),
         "surrogate_gap": float(table["observed_gap"][0]),
-        "metric_gap": float(zero_one(Y_test, P_test, S_test) - zero_one(Y_train, P_train, S_train)),
+        "metric_gap": float(zero_one(Y_test, P_test, S_test)
+                            - zero_one(Y_train, P_train, S_train)),
         **{f"{b}_value": float(table["value"][i]) for b, i in rows.items()},
         **{f"{b}_excess": float(table["excess"][i]) for b, i in rows.items()},
         **{f"{b}_rate": float(table["complexity_term"][i]) for b, i in rows.items()},
@@ -150,7 +150,8 @@ def _claim_label_count(scale, seed, out_dir):
         ):
             ax.plot(label_counts, o[key], style, label=label)
         if obj == "hamming":
-            ax.plot(label_counts, o["B1_decomposed_excess"], "x:", label="B1 decomposed over labels")
+            ax.plot(label_counts, o["B1_decomposed_excess"], "x:",
+                    label="B1 decomposed over labels")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("number of labels c")

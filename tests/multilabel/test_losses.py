@@ -101,7 +101,6 @@ def test_regularised_objective_gradient_in_the_weights(objective, constraint, rn
     Y = (rng.random((12, 3)) < 0.5).astype(int)
     clf = SmoothMultiLabelClassifier(objective=objective, constraint=constraint, alpha=0.1,
                                      loss="logistic")
-    clf._target_kind = "multilabel"
     temperature = 0.2 if objective == "subset" else None
     fun = clf._make_objective(X, Y.astype(np.uint8), get_base_loss("logistic"), temperature)
     w = rng.normal(size=(4 + 1) * 3)
