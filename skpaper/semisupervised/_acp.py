@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 
 from ..utils import derive_seed, parallel_map
 from ..utils._sklearn import HasMethods, Interval, StrOptions
-from ._base import _BaseShiftEstimator, class_one_proba, labeled_weight_ess
+from ._base import _BaseShiftEstimator, class_one_proba, fill_doc, labeled_weight_ess
 from ._estimating import (
     influence_function,
     influence_se,
@@ -58,6 +58,7 @@ def _fit_fold(fold, *, X, y, S, R, s_observed, propensity_model, outcome_model, 
     return test, p, mb, m
 
 
+@fill_doc
 class ACPShiftEstimator(_BaseShiftEstimator):
     """Doubly robust, semiparametrically efficient estimator that uses an ACP.
 
@@ -116,14 +117,7 @@ class ACPShiftEstimator(_BaseShiftEstimator):
 
     Attributes
     ----------
-    estimate_ : float or ndarray of shape (n_features + 1,)
-        Point estimate (a float for ``target="mean"``).
-    se_ : float or ndarray of shape (n_features + 1,)
-        Standard error (influence function, or bootstrap standard deviation).
-    ci_ : ndarray of shape (2,) or (n_features + 1, 2)
-        Lower and upper ends of the ``1 - alpha`` interval.
-    coef_ : ndarray of shape (1,) or (n_features + 1,)
-        ``estimate_`` as an array, used by :meth:`predict`.
+    {estimate_attributes}
     influence_ : ndarray of shape (n_samples,) or (n_samples, n_features + 1)
         Estimated influence value of each row, so that
         ``se_ = sqrt(sum(influence_**2)) / n_samples``.
@@ -142,13 +136,7 @@ class ACPShiftEstimator(_BaseShiftEstimator):
     propensity_model_ : estimator or None
         Propensity model refitted on every row (used by :meth:`score`); None
         when every row is labeled.
-    n_labeled_, n_unlabeled_ : int
-        Row counts.
-    n_features_in_ : int
-        Number of features seen during :term:`fit`.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during :term:`fit`, when ``X`` has string column
-        names.
+    {count_attributes}
 
     See Also
     --------
@@ -202,10 +190,7 @@ class ACPShiftEstimator(_BaseShiftEstimator):
 
     References
     ----------
-    .. [1] C. Ying, J. Jin, Y. Guo, X. Li, M. Liang and J. Zhao, "Towards the
-       Efficient Inference by Incorporating Automated Computational Phenotypes
-       under Covariate Shift", Proceedings of the 42nd International Conference
-       on Machine Learning (ICML), 2025.
+    {paper_reference}
 
     Examples
     --------

@@ -93,6 +93,38 @@ def _check_acp(acp, n, labeled):
         )
     return S, False
 
+# Docstring pieces shared by the estimators, substituted by ``fill_doc``.
+_SHARED_DOCS = {
+    "estimate_attributes": """estimate_ : float or ndarray of shape (n_features + 1,)
+        Point estimate (a float for ``target="mean"``, intercept first otherwise).
+    se_ : float or ndarray of shape (n_features + 1,)
+        Standard error.
+    ci_ : ndarray of shape (2,) or (n_features + 1, 2)
+        Lower and upper ends of the ``1 - alpha`` interval.
+    coef_ : ndarray of shape (1,) or (n_features + 1,)
+        ``estimate_`` as an array, used by :meth:`predict`.""",
+    "count_attributes": """n_labeled_, n_unlabeled_ : int
+        Row counts.
+    n_features_in_ : int
+        Number of features seen during :term:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :term:`fit`, when ``X`` has string column
+        names.""",
+    "paper_reference": """.. [1] C. Ying, J. Jin, Y. Guo, X. Li, M. Liang and J. Zhao, "Towards the
+       Efficient Inference by Incorporating Automated Computational Phenotypes
+       under Covariate Shift", Proceedings of the 42nd International Conference
+       on Machine Learning (ICML), 2025.""",
+}
+
+
+def fill_doc(cls):
+    """Replace ``{name}`` placeholders of ``cls.__doc__`` by the shared docstring pieces."""
+    doc = cls.__doc__
+    for name, text in _SHARED_DOCS.items():
+        doc = doc.replace("{" + name + "}", text)
+    cls.__doc__ = doc
+    return cls
+
 
 class _BaseShiftEstimator(BaseEstimator):
     """Base of the estimators of a target parameter from partly labeled data.

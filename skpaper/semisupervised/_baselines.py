@@ -7,7 +7,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from ..utils._sklearn import HasMethods, Interval, StrOptions
-from ._base import _BaseShiftEstimator, class_one_proba, labeled_weight_ess
+from ._base import _BaseShiftEstimator, class_one_proba, fill_doc, labeled_weight_ess
 from ._estimating import (
     inverse_link,
     solve_estimating_equation,
@@ -15,6 +15,7 @@ from ._estimating import (
 )
 
 
+@fill_doc
 class LabeledOnlyEstimator(_BaseShiftEstimator):
     """Classical estimate from the labeled rows alone.
 
@@ -33,23 +34,10 @@ class LabeledOnlyEstimator(_BaseShiftEstimator):
 
     Attributes
     ----------
-    estimate_ : float or ndarray of shape (n_features + 1,)
-        Point estimate (a float for ``target="mean"``).
-    se_ : float or ndarray of shape (n_features + 1,)
-        Sandwich standard error.
-    ci_ : ndarray of shape (2,) or (n_features + 1, 2)
-        Wald interval.
-    coef_ : ndarray of shape (1,) or (n_features + 1,)
-        ``estimate_`` as an array, used by :meth:`predict`.
+    {estimate_attributes}
     influence_ : ndarray of shape (n_samples,) or (n_samples, n_features + 1)
         Influence value of each row (zero on unlabeled rows).
-    n_labeled_, n_unlabeled_ : int
-        Row counts.
-    n_features_in_ : int
-        Number of features seen during :term:`fit`.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during :term:`fit`, when ``X`` has string column
-        names.
+    {count_attributes}
 
     See Also
     --------
@@ -62,9 +50,7 @@ class LabeledOnlyEstimator(_BaseShiftEstimator):
 
     References
     ----------
-    .. [1] C. Ying, J. Jin, Y. Guo, X. Li, M. Liang and J. Zhao, "Towards the
-       Efficient Inference by Incorporating Automated Computational Phenotypes
-       under Covariate Shift", ICML 2025.
+    {paper_reference}
 
     Examples
     --------
@@ -93,6 +79,7 @@ class LabeledOnlyEstimator(_BaseShiftEstimator):
         return self
 
 
+@fill_doc
 class WeightedPPIEstimator(_BaseShiftEstimator):
     """Prediction-powered inference (PPI / PPI++) with density-ratio weights.
 
@@ -128,14 +115,7 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
 
     Attributes
     ----------
-    estimate_ : float or ndarray of shape (n_features + 1,)
-        Point estimate (a float for ``target="mean"``).
-    se_ : float or ndarray of shape (n_features + 1,)
-        Sandwich standard error, treating the weights as known.
-    ci_ : ndarray of shape (2,) or (n_features + 1, 2)
-        Wald interval.
-    coef_ : ndarray of shape (1,) or (n_features + 1,)
-        ``estimate_`` as an array, used by :meth:`predict`.
+    {estimate_attributes}
     influence_ : ndarray of shape (n_samples,) or (n_samples, n_features + 1)
         Influence value of each row.
     lam_ : float
@@ -146,13 +126,7 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
         Kish effective size of the labeled weights.
     propensity_model_ : estimator or None
         Fitted propensity model; None when unweighted or every row is labeled.
-    n_labeled_, n_unlabeled_ : int
-        Row counts.
-    n_features_in_ : int
-        Number of features seen during :term:`fit`.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during :term:`fit`, when ``X`` has string column
-        names.
+    {count_attributes}
 
     See Also
     --------
@@ -175,9 +149,7 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
 
     References
     ----------
-    .. [1] C. Ying, J. Jin, Y. Guo, X. Li, M. Liang and J. Zhao, "Towards the
-       Efficient Inference by Incorporating Automated Computational Phenotypes
-       under Covariate Shift", ICML 2025.
+    {paper_reference}
     .. [2] A. N. Angelopoulos, J. C. Duchi and T. Zrnic, "PPI++: Efficient
        Prediction-Powered Inference", arXiv:2311.01453, 2023.
 
