@@ -75,7 +75,12 @@ def _hash_uint64_view(const uint64_t[::1] keys, uint64_t seed):
 
 
 def hash_uint64(keys, seed=0):
-    """Hash an integer array with seeded splitmix64, element-wise.
+    """Hash an integer array with seeded splitmix64, element-wise: ``splitmix64(key ^ seed)``.
+
+    This is the raw primitive: the seed is XOR-ed in unmixed, so small seeds only
+    permute a contiguous key range (``arange(n) ^ 1`` is the same set as ``arange(n)``)
+    and give the same multiset of hashes. For independent hash families, pass a mixed
+    seed, ``hash_uint64(keys, splitmix64(seed))``, as :mod:`skpaper.sketch` does.
 
     Parameters
     ----------
