@@ -147,7 +147,7 @@ def _claim_risks(scale, seed, out_dir):
             sims = risk[mode][:, :, t]
             ax.errorbar(gammas, sims.mean(axis=0), yerr=sims.std(axis=0), fmt="o", color=c,
                         ms=4, capsize=2)
-        ax.set_ylim(0, 1.3)
+        ax.set_ylim(0, 1.3 if mode != "finetune" else 1.8)
         ax.set_xlabel("gamma = n / d")
         ax.set_title(f"{mode} (d={cfg['d']}, sigma={cfg['sigma']})")
         if mode != "scratch":

@@ -9,6 +9,12 @@ the pretrained network wins.
 Every function broadcasts its array arguments against each other and returns a float
 when all of them are scalars.
 
+Equation and theorem numbers refer to arXiv:2410.08194v2 (the ICML version). The
+proportional limits are the paper's; the finite-``d`` forms (``d=...``) are exact
+expectations derived for this library from Gaussian and inverse-Wishart moments, and
+the balancedness correction of fine-tuning is not in the paper (both are checked against
+simulations in the test suite).
+
 References
 ----------
 .. [1] J. Tahir, S. Ganguli and G. M. Rotskoff, "Features are fate: a theory of transfer
