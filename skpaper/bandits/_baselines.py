@@ -5,6 +5,7 @@ import math
 from . import _kernels as kern
 from ._base import _GAMMA_CONSTRAINT, _POLICY_CONSTRAINTS, _BasePolicy, fill_doc
 
+
 class _NoCrossLearningPolicy(_BasePolicy):
     """EXP3 family without cross-learning: only the played entry is updated."""
 

@@ -92,7 +92,7 @@ def refresh_all(L, W, Z, base, mask, scope, eta):
 
 @njit(cache=True)
 def select_action(W, mask, r, c, u):
-    """Inverse-CDF draw from ``pi(. | c)`` proportional to ``W[r] * mask[c]`` with uniform ``u``."""
+    """Inverse-CDF draw from ``pi(. | c)``, proportional to ``W[r] * mask[c]``, at ``u``."""
     K = W.shape[1]
     z = 0.0
     for a in range(K):

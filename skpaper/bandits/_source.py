@@ -13,7 +13,6 @@ import numpy as np
 from . import _kernels as kern
 
 
-
 def _empty(shape, dtype=np.float64):
     # Unused arrays of a source keep fixed dtypes and ranks, so the kernels compile once.
     return field(default_factory=lambda: np.zeros(shape, dtype=dtype))

@@ -153,8 +153,7 @@ def _claim_tail(scale, seed, out_dir):
                   label=f"{q}th percentile")
     ax[0].axhline(bound, color="k", ls="--", lw=0.8,
                   label=f"{_BOUND_CONSTANT:g} sqrt(K T log(1/delta))")
-    ax[0].set_xticks(x, [n.replace(" (", "\n(").replace(", ", ",\n") for n in names],
-                     fontsize=7)
+    ax[0].set_xticks(x, names, rotation=25, ha="right", fontsize=7)
     ax[0].set_ylabel(f"regret at T={horizon}")
     ax[0].legend(fontsize=8)
     for i, name in enumerate(names):
