@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 
 from ..utils._sklearn import Interval, validate_params
 
-__all__ = ["make_random_lcqp", "make_wl_indistinguishable_milp_pair"]
+__all__ = ["make_random_lcqp", "make_synthetic_gon", "make_wl_indistinguishable_milp_pair"]
 
 
 @validate_params(
@@ -118,3 +118,108 @@ def make_wl_indistinguishable_milp_pair():
     cycle = [(i, (i + 1) % 6) for i in range(6)]
     triangles = [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)]
     return [program(cycle), program(triangles)], np.array([True, False])
+
+
+def _inner_family_graph(family, size, rng):
+    """Adjacency of one inner graph from a structural family (cycle, tree, ladder, wheel)."""
+    adj = np.zeros((size, size))
+
+    def link(a, b):
+        adj[a, b] = adj[b, a] = 1.0
+
+    if family == 0:  # cycle
+        for i in range(size):
+            link(i, (i + 1) % size)
+    elif family == 1:  # random tree (star-like: attach to early nodes)
+        for i in range(1, size):
+            link(i, int(rng.randint(0, max(1, i // 3 + 1))))
+    elif family == 2:  # ladder
+        half = size // 2
+        for i in range(half):
+            link(i, i + half)
+            if i + 1 < half:
+                link(i, i + 1)
+                link(i + half, i + 1 + half)
+        if size % 2:
+            link(size - 1, 0)
+    else:  # wheel: hub 0 and a rim cycle
+        for i in range(1, size):
+            link(0, i)
+            link(i, i + 1 if i + 1 < size else 1)
+    return adj
+
+
+@validate_params(
+    {
+        "n_nodes": [Interval(Integral, 2, None, closed="left")],
+        "n_classes": [Interval(Integral, 2, 4, closed="both")],
+        "p_in": [Interval(Real, 0, 1, closed="both")],
+        "p_out": [Interval(Real, 0, 1, closed="both")],
+        "inner_size": [tuple],
+        "noise": [Interval(Real, 0, 1, closed="both")],
+        "p_mixed": [Interval(Real, 0, 1, closed="both")],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_synthetic_gon(n_nodes=600, n_classes=4, p_in=0.04, p_out=0.01, inner_size=(8, 16),
+                       noise=0.1, p_mixed=0.3, random_state=None):
+    """A synthetic graph-of-nets where neither the outer nor the inner view suffices alone.
+
+    The outer graph is a stochastic block model with one block per class. Node i's inner
+    graph is drawn from a structural family tied to its class (cycle, tree, ladder,
+    wheel), except that with probability ``p_mixed`` the family is drawn at random;
+    ``noise`` adds random edges (that fraction of the inner edge count). Inner node
+    features are left to the container (degree one-hots), so the inner signal is
+    purely structural.
+
+    Parameters
+    ----------
+    n_nodes : int, default=600
+    n_classes : int, default=4
+        At most 4 (one per inner family).
+    p_in, p_out : float, default=0.04, 0.01
+        Outer edge probabilities within and across classes.
+    inner_size : tuple of int, default=(8, 16)
+        Inclusive range of inner graph sizes.
+    noise : float, default=0.1
+    p_mixed : float, default=0.3
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    outer_adj : scipy.sparse.csr_matrix of shape (n_nodes, n_nodes)
+    inner_graphs : list of (ndarray, None)
+        Inner adjacencies, ready for :class:`skpaper.graph.GraphOfNets`.
+    y : ndarray of shape (n_nodes,)
+        Class of each outer node.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_synthetic_gon
+    >>> outer, inner, y = make_synthetic_gon(n_nodes=40, random_state=0)
+    >>> outer.shape, len(inner), sorted(set(y.tolist()))
+    ((40, 40), 40, [0, 1, 2, 3])
+    """
+    import scipy.sparse as sp
+
+    lo, hi = inner_size
+    if not (isinstance(lo, Integral) and isinstance(hi, Integral) and 4 <= lo <= hi):
+        raise ValueError(f"inner_size must be a pair of ints 4 <= low <= high, got {inner_size!r}.")
+    rng = check_random_state(random_state)
+    y = rng.permutation(np.arange(n_nodes) % n_classes)
+    same = y[:, None] == y[None, :]
+    draws = rng.uniform(size=(n_nodes, n_nodes))
+    upper = np.triu(draws < np.where(same, p_in, p_out), k=1)
+    outer = sp.csr_matrix((upper | upper.T).astype(np.float64))
+    inner = []
+    for label in y:
+        family = int(rng.randint(4)) if rng.uniform() < p_mixed else int(label)
+        size = int(rng.randint(lo, hi + 1))
+        adj = _inner_family_graph(family, size, rng)
+        n_noise = int(round(noise * adj.sum() / 2))
+        for _ in range(n_noise):
+            a, b = rng.choice(size, 2, replace=False)
+            adj[a, b] = adj[b, a] = 1.0
+        inner.append((adj, None))
+    return outer, inner, y

@@ -2,7 +2,23 @@
 
 import numpy as np
 
+def _small_gon():
+    from skpaper.datasets import make_synthetic_gon
+    from skpaper.graph import GraphOfNets
+
+    outer, inner, _ = make_synthetic_gon(n_nodes=30, random_state=0)
+    return GraphOfNets(outer, inner)
+
+
+_GON = _small_gon()
+
 INIT_PARAMS = {
+    "GraphOfNetsClassifier": {"gon": _GON, "hidden_dim": 8, "max_epochs": 3, "device": "cpu",
+                              "random_state": 0},
+    "InnerGINClassifier": {"gon": _GON, "hidden_dim": 8, "max_epochs": 3, "device": "cpu",
+                           "random_state": 0},
+    "OuterGCNClassifier": {"gon": _GON, "hidden_dim": 8, "max_epochs": 3, "device": "cpu",
+                           "random_state": 0},
     "QPGNNFeasibilityClassifier": {"hidden_dim": 8, "max_epochs": 3, "device": "cpu",
                                    "random_state": 0},
     "QPGNNRegressor": {"hidden_dim": 8, "max_epochs": 3, "device": "cpu", "random_state": 0},
@@ -27,7 +43,17 @@ def _qp_objective():
     return [x for x, f in zip(X, feasible) if f], objective[feasible]
 
 
+def _gon_ids():
+    from skpaper.datasets import make_synthetic_gon
+
+    _, _, y = make_synthetic_gon(n_nodes=30, random_state=0)
+    return np.arange(30).reshape(-1, 1), y
+
+
 FIT_DATA = {
+    "GraphOfNetsClassifier": _gon_ids,
+    "InnerGINClassifier": _gon_ids,
+    "OuterGCNClassifier": _gon_ids,
     "QPGNNFeasibilityClassifier": _qp_feasibility,
     "QPGNNRegressor": _qp_objective,
 }
