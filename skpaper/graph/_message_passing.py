@@ -18,7 +18,8 @@ def sparse_adjacency(receivers, senders, weights, n_receivers, n_senders):
     build it once per graph batch when messages are weight-times-state.
     """
     index = torch.stack([receivers, senders])
-    return torch.sparse_coo_tensor(index, weights, (n_receivers, n_senders)).coalesce()
+    return torch.sparse_coo_tensor(index, weights, (n_receivers, n_senders),
+                                   check_invariants=False).coalesce()
 
 
 def scatter_sum(messages, index, size):
