@@ -4,12 +4,6 @@ import numpy as np
 from scipy.stats import norm
 
 
-def normal_ci(estimate, se, alpha):
-    """Two-sided ``1 - alpha`` normal (Wald) interval ``estimate -/+ z * se``."""
-    z = norm.ppf(1 - alpha / 2)
-    return (float(estimate - z * se), float(estimate + z * se))
-
-
 def paired_effect(differences):
     """Mean of per-unit differences and its standard error ``sd / sqrt(n)``."""
     differences = np.asarray(differences, dtype=float)

@@ -10,7 +10,8 @@ from sklearn.utils.validation import check_array, check_consistent_length
 
 from ..utils import spawn_seeds
 from ..utils._sklearn import Interval, _fit_context, validate_data
-from ._inference import normal_ci, paired_effect, unpaired_effect
+from ..utils import normal_ci
+from ._inference import paired_effect, unpaired_effect
 
 #: Keys of ``se_`` and ``ci_``.
 ESTIMANDS = (
@@ -538,7 +539,8 @@ class RATE(BaseEstimator):
         self.single_rewrite_att_ = estimates["single_rewrite_att"]
         self.single_rewrite_atu_ = estimates["single_rewrite_atu"]
         self.se_ = {key: se[key] for key in ESTIMANDS}
-        self.ci_ = {key: normal_ci(estimates[key], se[key], self.alpha) for key in ESTIMANDS}
+        self.ci_ = {key: tuple(normal_ci(estimates[key], se[key], self.alpha).tolist())
+                    for key in ESTIMANDS}
         self.unit_effects_ = unit_effects
         self.rewards_ = rewards
         self.n_treated_ = int(treated.sum())

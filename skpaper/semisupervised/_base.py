@@ -6,13 +6,13 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
+from ..utils import normal_ci
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._estimating import (
     TARGETS,
     influence_function,
     influence_se,
     inverse_link,
-    normal_ci,
     percentile_ci,
     target_design,
 )

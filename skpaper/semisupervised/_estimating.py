@@ -166,18 +166,6 @@ def influence_se(phi):
     return np.sqrt(np.sum(centred**2, axis=0)) / n
 
 
-def normal_ci(estimate, se, alpha):
-    """Two-sided Wald interval ``estimate -/+ z_{1-alpha/2} se``.
-
-    Returns
-    -------
-    ci : ndarray of shape (n_params, 2)
-    """
-    half = norm.ppf(1.0 - alpha / 2.0) * np.asarray(se)
-    estimate = np.asarray(estimate)
-    return np.stack([estimate - half, estimate + half], axis=-1)
-
-
 def _bootstrap_chunk(job, *, D, z, t, target, beta0, z_init):
     seed, n_draws = job
     rng = np.random.default_rng(seed)

@@ -2,12 +2,14 @@
 
 from ._registry import all_estimators
 from ._seeding import check_torch_generator, derive_seed, spawn_seeds
+from ._inference import normal_ci
 from ._parallel import parallel_map
 
 __all__ = [
     "all_estimators",
     "check_torch_generator",
     "derive_seed",
+    "normal_ci",
     "parallel_map",
     "spawn_seeds",
 ]

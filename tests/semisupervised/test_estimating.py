@@ -8,10 +8,10 @@ from skpaper.semisupervised._estimating import (
     influence_function,
     influence_se,
     multiplier_bootstrap,
-    normal_ci,
     solve_estimating_equation,
     target_design,
 )
+from skpaper.utils import normal_ci
 
 
 def _logistic_data(rng, n=400):
