@@ -7,6 +7,7 @@ variants need. The module depends on torch alone, so any network (MLP, CNN,
 ViT, language model) can take a ``residual=`` option built on it.
 """
 
+import math
 from numbers import Integral
 
 import torch
@@ -247,10 +248,19 @@ class LaurelResidual(nn.Module):
         gamma = None if self.gamma is None else [float(g) for g in self.gamma]
         return {"alpha": float(alpha), "beta": float(beta), "gamma": gamma}
 
-    def _lowrank_map(self, z):
-        z = z.movedim(self.feature_dim, -1)
-        z = torch.matmul(torch.matmul(z, self.down.t()), self.up.t())
-        return z.movedim(-1, self.feature_dim)
+    def _add_lowrank(self, base, z):
+        """``base + B A z``, with ``A`` and ``B`` acting on ``feature_dim``."""
+        axis = self.feature_dim % z.ndim
+        if axis == z.ndim - 1:
+            # addmm fuses the up-projection and the addition in one kernel
+            flat = torch.matmul(z.reshape(-1, self.dim), self.down.t())
+            return torch.addmm(base.reshape(-1, self.dim), flat, self.up.t()).view(base.shape)
+        # (lead, D, trail) views of channel-first tensors avoid any transpose
+        lead = math.prod(z.shape[:axis])
+        shape3 = (lead, self.dim, z.numel() // (lead * self.dim))
+        low = torch.matmul(self.down, z.reshape(shape3))
+        out = torch.baddbmm(base.reshape(shape3), self.up.expand(lead, -1, -1), low)
+        return out.view(base.shape)
 
     def _check_shapes(self, x, fx, history):
         if x.shape != fx.shape:
@@ -297,21 +307,21 @@ class LaurelResidual(nn.Module):
             previous = list(history or ())[::-1][: self.k_prev - 1]
             mixed = self.gamma[0] * x
             for j, prev in enumerate(previous, start=1):
-                mixed = mixed + self.gamma[j] * prev
+                mixed = torch.addcmul(mixed, self.gamma[j], prev)
             if self.pa_map == "lowrank":
-                g = x + self._lowrank_map(mixed)
+                g = self._add_lowrank(x, mixed)
             else:
                 g = x + mixed
                 if self.use_lr:
-                    g = g + self._lowrank_map(x)
+                    g = self._add_lowrank(g, x)
         elif self.use_lr:
-            g = x + self._lowrank_map(x)
+            g = self._add_lowrank(x, x)
         else:
             g = x
         if self.rw_logits is None:
             return fx + g
         alpha, beta = self.residual_weights()
-        return alpha * fx + beta * g
+        return torch.addcmul(alpha * fx, beta, g)
 
     def extra_repr(self):
         return (f"dim={self.dim}, variant={self.variant!r}, rank={self.rank}, "
