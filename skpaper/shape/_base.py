@@ -1,0 +1,209 @@
+"""Shared input checks and the torch base of the point-cloud estimators."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array
+
+from ..nn._base import BaseTorchEstimator
+from ..utils._sklearn import Interval, StrOptions
+from ._backbones import make_backbone
+
+__all__ = ["apply_rotation", "check_point_clouds"]
+
+
+def check_point_clouds(X, *, name="X"):
+    """Validate a batch of point clouds.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_points, 3 or 6)
+        Points, optionally followed by their unit normals.
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    X : ndarray of float64, same shape
+    """
+    if isinstance(X, (str, bytes, dict)) or X is None:
+        raise TypeError(f"{name} must be an array of point clouds of shape (n_samples, "
+                        f"n_points, 3 or 6), got {type(X).__name__}.")
+    X = check_array(X, ensure_2d=False, allow_nd=True, dtype=np.float64,
+                    ensure_all_finite=True, input_name=name)
+    if X.ndim != 3 or X.shape[-1] not in (3, 6):
+        raise ValueError(f"{name} must have shape (n_samples, n_points, 3 or 6), got "
+                         f"{X.shape}.")
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"{name} must hold at least one cloud of at least one point, got "
+                         f"shape {X.shape}.")
+    return X
+
+
+def check_rotations(R, n_samples, *, name="y"):
+    """Validate (n_samples, 3, 3) rotation matrices (orthonormal, det +1 within 1e-4)."""
+    R = np.asarray(R, dtype=np.float64)
+    if R.shape != (n_samples, 3, 3):
+        raise ValueError(f"{name} must have shape ({n_samples}, 3, 3) (one rotation per "
+                         f"cloud), got {R.shape}.")
+    if not np.all(np.isfinite(R)):
+        raise ValueError(f"{name} must be finite (it contains NaN or infinity).")
+    err = np.abs(R @ R.transpose(0, 2, 1) - np.eye(3)).max() if len(R) else 0.0
+    if err > 1e-4 or np.any(np.linalg.det(R) < 0):
+        raise ValueError(f"{name} must hold rotation matrices (R R^T = I, det R = +1); the "
+                         f"largest deviation from orthonormality is {err:.3g}.")
+    return R
+
+
+def apply_rotation(X, R):
+    """Rotate clouds: X R^T for the points and the normals of each cloud.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, n_points, 3 or 6)
+    R : ndarray of shape (n, 3, 3) or (3, 3)
+
+    Returns
+    -------
+    X_rotated : ndarray, same shape as X
+    """
+    R = np.broadcast_to(np.asarray(R, dtype=np.float64), (X.shape[0], 3, 3))
+    Rt = np.swapaxes(R, 1, 2)
+    out = np.empty_like(X, dtype=np.float64)
+    out[..., :3] = X[..., :3] @ Rt
+    if X.shape[-1] == 6:
+        out[..., 3:] = X[..., 3:] @ Rt
+    return out
+
+
+def _rotate_tensor(X, R):
+    """Torch version of :func:`apply_rotation` for a batch (B, P, C) and (B, 3, 3)."""
+    Rt = R.transpose(1, 2)
+    parts = [X[..., :3] @ Rt]
+    if X.shape[-1] == 6:
+        parts.append(X[..., 3:] @ Rt)
+    return torch.cat(parts, dim=-1)
+
+
+def _cloud_tags(tags):
+    """Tags of estimators taking (n, n_points, 3 or 6) clouds and an optional target."""
+    tags.input_tags.two_d_array = False
+    tags.input_tags.three_d_array = True
+    tags.target_tags.required = False
+    return tags
+
+
+_SHARED_PARAMS_DOC = """
+    backbone : {"pointnet", "dgcnn"}, default="pointnet"
+        Point-cloud network: PointNet-lite (fast, CPU-sized) or a small DGCNN
+        (the paper's architecture family; slow on CPU).
+    n_points : int, default=1024
+        Points per cloud fed to the network. Training draws a random subset
+        per batch; prediction takes an evenly spaced, fixed subset (so a
+        rotated copy of a cloud is seen through the same points).
+    use_normals : bool, default=True
+        Feed the normals (columns 3-5 of X) too; then X must have 6 channels.
+    embed_dim : int, default=128
+        Width of the per-point embedding and of the head.
+    k_neighbors : int, default=20
+        Neighbours of the DGCNN k-NN graph (unused by PointNet-lite).
+    dropout : float, default=0.0
+        Dropout before the head."""
+
+_BASE_PARAMS_DOC = """
+    max_epochs : int, default=100
+        Passes over the training shapes; each pass draws fresh rotations.
+    batch_size : int, default=32
+    lr : float, default=1e-3
+        Adam learning rate (the official code uses 1e-4 with batch 48 on a GPU).
+    device : str, default="auto"
+        "auto" uses CUDA when available.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the training rotations and the voting rotations.
+    verbose : int, default=0
+    callbacks : list of Callback or None, default=None
+    inference_dtype : {"float32", "float64"}, default="float32\""""
+
+
+class _BaseCloudNet(BaseTorchEstimator):
+    """Point-cloud network estimators: validation, point subsets, batched inference."""
+
+    _parameter_constraints = {
+        **BaseTorchEstimator._parameter_constraints,
+        "backbone": [StrOptions({"pointnet", "dgcnn"})],
+        "n_points": [Interval(Integral, 1, None, closed="left")],
+        "use_normals": ["boolean"],
+        "embed_dim": [Interval(Integral, 1, None, closed="left")],
+        "k_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "n_votes": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    _n_outputs = 9
+
+    def _validate_clouds(self, X, reset):
+        X = check_point_clouds(X)
+        channels = X.shape[-1]
+        if reset:
+            if self.use_normals and channels != 6:
+                raise ValueError(f"use_normals=True needs X with 6 channels (points and "
+                                 f"normals), got {channels}.")
+            self.n_features_in_ = channels
+        elif channels != self.n_features_in_:
+            raise ValueError(f"X has {channels} channels per point, but "
+                             f"{type(self).__name__} was fitted with {self.n_features_in_}.")
+        return X
+
+    @property
+    def _in_channels(self):
+        return 6 if self.use_normals else 3
+
+    def _build_module(self):
+        return make_backbone(self.backbone, self._in_channels, self._n_outputs,
+                             self.embed_dim, self.k_neighbors, self.dropout)
+
+    def _start_fit(self):
+        rng = self._init_torch_state()
+        self._vote_seed = int(rng.randint(2**31 - 1))
+        return np.random.RandomState(rng.randint(2**31 - 1))
+
+    def _train_points(self, Xb):
+        """Random subset of ``n_points`` points for a training batch."""
+        P = Xb.shape[1]
+        if P > self.n_points:
+            idx = torch.randperm(P, generator=self._generator)[: self.n_points]
+            Xb = Xb[:, idx.to(Xb.device)]
+        return Xb[..., : self._in_channels]
+
+    def _eval_points(self, X):
+        P = X.shape[1]
+        if P > self.n_points:
+            X = X[:, np.unique(np.linspace(0, P - 1, self.n_points).round().astype(int))]
+        return X[..., : self._in_channels]
+
+    def _step(self, optimizer, loss):
+        optimizer.zero_grad()
+        loss.backward()
+        for p in self.module_.parameters():
+            if p.grad is not None:
+                # The official trainer zeroes NaN gradients (Procrustes near singular M).
+                torch.nan_to_num_(p.grad, nan=0.0, posinf=0.0, neginf=0.0)
+        optimizer.step()
+
+    def _forward_numpy(self, X):
+        """Network outputs on already selected points, as float64 numpy."""
+        # DGCNN's k-NN step is quadratic in points per cloud: keep its batches small.
+        batch_size = int(self.batch_size) if self.backbone == "dgcnn" else None
+        return self._predict_module(X, batch_size=batch_size).astype(np.float64)
+
+    def _vote_rng(self):
+        return check_random_state(self._vote_seed)
+
+    def _finalize_modules(self):
+        self._train_rng = None
+        super()._finalize_modules()
+
+    def __sklearn_tags__(self):
+        return _cloud_tags(super().__sklearn_tags__())

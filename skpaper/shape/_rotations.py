@@ -1,0 +1,405 @@
+"""Rotation utilities: quaternions, the octahedral group, Procrustes, angular errors.
+
+Conventions (those of Scarvelis et al.): a rotation R in SO(3) has the
+orientation axes of a shape as its columns, R = [side | up | front]. A
+canonical cloud X (one point per row) is shown rotated as X R^T, and X R^T R = X
+undoes it. Quaternions are scalar-first, q = (w, x, y, z).
+
+Everything here is numpy and exact up to floating point; the torch versions
+used in training live in :mod:`skpaper.shape._torch_ops`.
+"""
+
+import itertools
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "angle_modulo_group",
+    "axis_angle_to_matrix",
+    "axis_errors",
+    "geodesic_distance",
+    "matrix_to_quaternion",
+    "nearest_group_element",
+    "octahedral_group",
+    "quaternion_to_matrix",
+    "random_rotations",
+    "random_small_rotations",
+    "special_procrustes",
+    "up_axis_accuracy",
+]
+
+#: Column index of each orientation axis in R = [side | up | front].
+AXES = {"side": 0, "up": 1, "front": 2}
+
+
+def _check_matrices(R, name):
+    R = np.asarray(R, dtype=np.float64)
+    if R.ndim < 2 or R.shape[-2:] != (3, 3):
+        raise ValueError(f"{name} must have shape (..., 3, 3), got {R.shape}.")
+    if not np.all(np.isfinite(R)):
+        raise ValueError(f"{name} must be finite (it contains NaN or infinity).")
+    return R
+
+
+def _check_count(name, value, low=0):
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}.")
+    return int(value)
+
+
+def octahedral_group():
+    """The 24 rotations of the cube (the chiral octahedral group O).
+
+    They are the signed permutation matrices with determinant +1: each maps
+    the coordinate axes onto the coordinate axes. Index 0 is the identity; the
+    order is fixed (permutations in lexicographic order, then sign patterns),
+    so an index is a stable class label for :class:`OctahedralFlipper`.
+
+    Returns
+    -------
+    group : ndarray of shape (24, 3, 3)
+
+    Examples
+    --------
+    >>> from skpaper.shape import octahedral_group
+    >>> O = octahedral_group()
+    >>> O.shape, bool((O[0] == np.eye(3)).all())
+    ((24, 3, 3), True)
+    """
+    out = []
+    for perm in itertools.permutations(range(3)):
+        base = np.eye(3)[:, perm]
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            g = base * np.asarray(signs)
+            if np.linalg.det(g) > 0:
+                out.append(g)
+    return np.stack(out)
+
+
+def quaternion_to_matrix(q):
+    """Rotation matrices of (not necessarily unit) quaternions q = (w, x, y, z).
+
+    Parameters
+    ----------
+    q : array-like of shape (..., 4)
+        Non-zero quaternions; they are normalised first.
+
+    Returns
+    -------
+    R : ndarray of shape (..., 3, 3)
+    """
+    q = np.asarray(q, dtype=np.float64)
+    if q.shape[-1:] != (4,):
+        raise ValueError(f"q must have shape (..., 4), got {q.shape}.")
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    if not np.all(np.isfinite(q)) or np.any(norm == 0):
+        raise ValueError("q must be finite and non-zero.")
+    w, x, y, z = np.moveaxis(q / norm, -1, 0)
+    R = np.stack([
+        1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+        2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+        2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
+    ], axis=-1)
+    return R.reshape(q.shape[:-1] + (3, 3))
+
+
+def matrix_to_quaternion(R):
+    """Unit quaternions (w, x, y, z) with w >= 0 of rotation matrices.
+
+    Uses the largest of the four squared components (Shepperd's method), so it
+    is accurate for every angle, including 180 degrees.
+
+    Parameters
+    ----------
+    R : array-like of shape (..., 3, 3)
+
+    Returns
+    -------
+    q : ndarray of shape (..., 4)
+    """
+    R = _check_matrices(R, "R")
+    m = R.reshape(-1, 3, 3)
+    tr = np.trace(m, axis1=1, axis2=2)
+    diag = np.diagonal(m, axis1=1, axis2=2)
+    # 4 w^2 = 1 + tr, 4 x^2 = 1 + 2 R00 - tr, ...
+    cand = np.column_stack([1 + tr, 1 + 2 * diag - tr[:, None]])
+    best = np.argmax(cand, axis=1)
+    q = np.empty((len(m), 4))
+    for i, (b, r) in enumerate(zip(best, m)):
+        s = np.sqrt(max(cand[i, b], 0.0)) * 2  # s = 4 |component|
+        if b == 0:
+            q[i] = [s / 4, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s,
+                    (r[1, 0] - r[0, 1]) / s]
+        elif b == 1:
+            q[i] = [(r[2, 1] - r[1, 2]) / s, s / 4, (r[0, 1] + r[1, 0]) / s,
+                    (r[0, 2] + r[2, 0]) / s]
+        elif b == 2:
+            q[i] = [(r[0, 2] - r[2, 0]) / s, (r[0, 1] + r[1, 0]) / s, s / 4,
+                    (r[1, 2] + r[2, 1]) / s]
+        else:
+            q[i] = [(r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s,
+                    (r[1, 2] + r[2, 1]) / s, s / 4]
+    q *= np.where(q[:, :1] < 0, -1.0, 1.0)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return q.reshape(R.shape[:-2] + (4,))
+
+
+def random_rotations(n, random_state=None):
+    """Rotations drawn uniformly (Haar measure) on SO(3).
+
+    A standard Gaussian vector in R^4, normalised, is uniform on the unit
+    sphere of quaternions, whose image in SO(3) is Haar-distributed (the
+    official code draws its targets the same way).
+
+    Parameters
+    ----------
+    n : int
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    R : ndarray of shape (n, 3, 3)
+
+    Examples
+    --------
+    >>> from skpaper.shape import random_rotations
+    >>> R = random_rotations(5, random_state=0)
+    >>> np.allclose(R @ R.transpose(0, 2, 1), np.eye(3))
+    True
+    """
+    n = _check_count("n", n)
+    rng = check_random_state(random_state)
+    return quaternion_to_matrix(rng.standard_normal((n, 4)))
+
+
+def axis_angle_to_matrix(axis, angle):
+    """Rodrigues' formula: rotation by ``angle`` (radians) about unit ``axis``.
+
+    Parameters
+    ----------
+    axis : array-like of shape (..., 3)
+        Non-zero axes (normalised first).
+    angle : array-like of shape (...)
+
+    Returns
+    -------
+    R : ndarray of shape (..., 3, 3)
+    """
+    axis = np.asarray(axis, dtype=np.float64)
+    angle = np.asarray(angle, dtype=np.float64)
+    norm = np.linalg.norm(axis, axis=-1, keepdims=True)
+    if axis.shape[-1:] != (3,) or np.any(norm == 0):
+        raise ValueError(f"axis must be non-zero vectors of shape (..., 3), got {axis.shape}.")
+    half = angle[..., None] / 2
+    q = np.concatenate([np.cos(half), np.sin(half) * axis / norm], axis=-1)
+    return quaternion_to_matrix(q)
+
+
+def random_small_rotations(n, max_angle_deg=10.0, random_state=None):
+    """Rotations about a uniform random axis by an angle uniform in [0, max_angle_deg].
+
+    This is the perturbation the flipper is trained with, to mimic the residual
+    error of the first stage.
+
+    Parameters
+    ----------
+    n : int
+    max_angle_deg : float, default=10.0
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    R : ndarray of shape (n, 3, 3)
+    """
+    n = _check_count("n", n)
+    if not isinstance(max_angle_deg, Real) or not 0 <= max_angle_deg <= 180:
+        raise ValueError(f"max_angle_deg must be in [0, 180], got {max_angle_deg!r}.")
+    rng = check_random_state(random_state)
+    axis = rng.standard_normal((n, 3))
+    angle = np.deg2rad(max_angle_deg) * rng.uniform(size=n)
+    return axis_angle_to_matrix(axis, angle)
+
+
+def special_procrustes(M):
+    """Nearest rotation to each 3x3 matrix in Frobenius norm (special Procrustes).
+
+    With the SVD M = U diag(s) V^T, the projection is
+    U diag(1, 1, det(U V^T)) V^T. Accepts numpy arrays and torch tensors; for
+    tensors the backward pass is the closed form of
+    :func:`skpaper.shape._torch_ops.special_procrustes_torch`, which stays
+    finite at repeated singular values.
+
+    Parameters
+    ----------
+    M : array-like or torch.Tensor of shape (..., 3, 3)
+
+    Returns
+    -------
+    R : ndarray or torch.Tensor of shape (..., 3, 3)
+
+    Examples
+    --------
+    >>> from skpaper.shape import special_procrustes
+    >>> R = special_procrustes(np.diag([2.0, 1.0, -0.5]))
+    >>> np.allclose(R, np.diag([1.0, 1.0, 1.0]))
+    True
+    """
+    if type(M).__module__.startswith("torch"):
+        from ._torch_ops import special_procrustes_torch
+
+        return special_procrustes_torch(M)
+    M = _check_matrices(M, "M")
+    U, _, Vt = np.linalg.svd(M)
+    d = np.sign(np.linalg.det(U @ Vt))
+    d = np.where(d == 0, 1.0, d)
+    U = U.copy()
+    U[..., :, 2] *= d[..., None]
+    return U @ Vt
+
+
+def geodesic_distance(R1, R2, degrees=True):
+    """Rotation angle of R1^T R2 (the geodesic distance on SO(3)).
+
+    Computed as atan2(||vee(skew(Q))||, (tr Q - 1) / 2), accurate for small
+    and for near-180-degree angles alike (arccos of the trace is not).
+
+    Parameters
+    ----------
+    R1, R2 : array-like of shape (..., 3, 3)
+        Broadcast against each other.
+    degrees : bool, default=True
+
+    Returns
+    -------
+    angle : ndarray of shape (...)
+    """
+    R1 = _check_matrices(R1, "R1")
+    R2 = _check_matrices(R2, "R2")
+    Q = np.swapaxes(R1, -1, -2) @ R2
+    sin = 0.5 * np.sqrt((Q[..., 2, 1] - Q[..., 1, 2]) ** 2 + (Q[..., 0, 2] - Q[..., 2, 0]) ** 2
+                        + (Q[..., 1, 0] - Q[..., 0, 1]) ** 2)
+    cos = 0.5 * (np.trace(Q, axis1=-2, axis2=-1) - 1)
+    angle = np.arctan2(sin, cos)
+    return np.rad2deg(angle) if degrees else angle
+
+
+def _check_group(group):
+    group = np.asarray(octahedral_group() if group is None else group, dtype=np.float64)
+    if group.ndim == 2:
+        group = group[None]
+    return _check_matrices(group, "group")
+
+
+def _per_sample_groups(groups, n):
+    """Return a list of n groups from None, one (k, 3, 3) array or a list."""
+    if groups is None or (not isinstance(groups, (list, tuple)) and np.ndim(groups) in (2, 3)):
+        g = _check_group(groups)
+        return [g] * n
+    if len(groups) != n:
+        raise ValueError(f"groups must hold one group per rotation ({n}), got {len(groups)}.")
+    return [_check_group(g) for g in groups]
+
+
+def angle_modulo_group(R_pred, R_true, group=None, degrees=True):
+    """Geodesic error modulo a symmetry group: min over g of angle(R_pred, R_true g).
+
+    For a shape with rotational symmetries G_S every R_true g (g in G_S) is an
+    equally correct orientation; with the octahedral group (the default) this
+    is the error of the paper's quotient orienter, which is only defined up to
+    the 24 cube rotations.
+
+    Parameters
+    ----------
+    R_pred, R_true : array-like of shape (n, 3, 3)
+    group : array-like of shape (k, 3, 3), list of such arrays, or None
+        One group for all rotations, or one per rotation; None means O.
+    degrees : bool, default=True
+
+    Returns
+    -------
+    angle : ndarray of shape (n,)
+    """
+    R_pred = _check_matrices(R_pred, "R_pred").reshape(-1, 3, 3)
+    R_true = _check_matrices(R_true, "R_true").reshape(-1, 3, 3)
+    if len(R_pred) != len(R_true):
+        raise ValueError(f"R_pred and R_true must have the same length, got {len(R_pred)} "
+                         f"and {len(R_true)}.")
+    groups = _per_sample_groups(group, len(R_pred))
+    out = np.empty(len(R_pred))
+    for i, (p, t, g) in enumerate(zip(R_pred, R_true, groups)):
+        out[i] = geodesic_distance(p[None], t[None] @ g, degrees=degrees).min()
+    return out
+
+
+def axis_errors(R_pred, R_true, axis="up", group=None):
+    """Angle in degrees between a predicted and a true orientation axis.
+
+    Parameters
+    ----------
+    R_pred, R_true : array-like of shape (n, 3, 3)
+    axis : {"side", "up", "front"}, default="up"
+        Which column of R = [side | up | front] to compare.
+    group : array-like of shape (k, 3, 3), list of such arrays, or None
+        Symmetry group(s) G_S; the error is the minimum over the axes of
+        R_true g, g in G_S. None compares with R_true itself (unlike
+        :func:`angle_modulo_group`, no group by default).
+
+    Returns
+    -------
+    angle : ndarray of shape (n,)
+    """
+    if axis not in AXES:
+        raise ValueError(f"axis must be one of {sorted(AXES)}, got {axis!r}.")
+    R_pred = _check_matrices(R_pred, "R_pred").reshape(-1, 3, 3)
+    R_true = _check_matrices(R_true, "R_true").reshape(-1, 3, 3)
+    if len(R_pred) != len(R_true):
+        raise ValueError(f"R_pred and R_true must have the same length, got {len(R_pred)} "
+                         f"and {len(R_true)}.")
+    col = AXES[axis]
+    groups = _per_sample_groups(np.eye(3) if group is None else group, len(R_pred))
+    out = np.empty(len(R_pred))
+    for i, (p, t, g) in enumerate(zip(R_pred, R_true, groups)):
+        cos = np.clip((t[None] @ g)[:, :, col] @ p[:, col], -1.0, 1.0)
+        out[i] = np.rad2deg(np.arccos(cos.max()))
+    return out
+
+
+def up_axis_accuracy(R_pred, R_true, threshold_deg=10.0, group=None):
+    """Fraction of shapes whose predicted up axis is within ``threshold_deg`` of the truth.
+
+    The paper's main metric (angle < 10 degrees, i.e. cosine > 0.9848).
+
+    Parameters
+    ----------
+    R_pred, R_true : array-like of shape (n, 3, 3)
+    threshold_deg : float, default=10.0
+    group : array-like of shape (k, 3, 3), list of such arrays, or None
+        Symmetry group(s) the metric is taken modulo (see :func:`axis_errors`).
+
+    Returns
+    -------
+    accuracy : float
+    """
+    if not isinstance(threshold_deg, Real) or not 0 < threshold_deg <= 180:
+        raise ValueError(f"threshold_deg must be in (0, 180], got {threshold_deg!r}.")
+    return float(np.mean(axis_errors(R_pred, R_true, "up", group) < threshold_deg))
+
+
+def nearest_group_element(M, group=None):
+    """Index of the group element closest to each matrix (largest trace of g^T M).
+
+    Parameters
+    ----------
+    M : array-like of shape (n, 3, 3)
+    group : array-like of shape (k, 3, 3) or None
+        None means the octahedral group.
+
+    Returns
+    -------
+    index : ndarray of shape (n,), dtype=int
+    """
+    M = _check_matrices(M, "M").reshape(-1, 3, 3)
+    group = _check_group(group)
+    return np.argmax(np.einsum("kij,nij->nk", group, M), axis=1)
