@@ -1,0 +1,26 @@
+"""Common-check settings for :mod:`skpaper.adaptation`."""
+
+from skpaper.adaptation import NormMLPClassifier
+
+
+def _small_source(**params):
+    return NormMLPClassifier(hidden_layer_sizes=(16,), max_epochs=60, lr=1e-2, device="cpu",
+                             random_state=0, **params)
+
+
+INIT_PARAMS = {
+    "NormMLPClassifier": {"hidden_layer_sizes": (16,), "max_epochs": 60, "lr": 1e-2,
+                          "device": "cpu", "random_state": 0},
+    "TestTimeAdapter": {"estimator": _small_source(), "batch_size": 16, "window": 4,
+                        "device": "cpu", "random_state": 0},
+}
+
+EXTRA_INSTANCES = {
+    "NormMLPClassifier": [{"norm": "batch"}],
+    "TestTimeAdapter": [
+        {"estimator": _small_source(norm="batch"), "loss": "roid", "anchor": "cmf"},
+        {"estimator": None, "loss": "eata", "ssa": False, "kappa": 0.0},
+    ],
+}
+
+EXPECTED_FAILED_CHECKS = {}
