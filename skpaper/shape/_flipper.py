@@ -69,10 +69,12 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
     noise_deg : float, default=10.0
         Largest angle of the training perturbation.
     n_votes : int, default=1
-        Flip voting: the cloud is flipped by K random f_k in O, each predicted
-        flip h_k is mapped back to f_k^T h_k, and the majority wins (ties go to
-        the larger averaged probability). :meth:`predict_proba` averages the
-        mapped-back probabilities. 1 disables it.""" + _BASE_PARAMS_DOC + """
+        Flip voting: the cloud is flipped by K distinct random f_k in O, each
+        predicted flip h_k is mapped back to f_k^T h_k, and the majority wins
+        (ties go to the larger averaged probability). :meth:`predict_proba`
+        averages the mapped-back probabilities. 1 disables it; 24 or more uses
+        every flip once, which makes the predictions exactly equivariant:
+        flipping the input by h turns the prediction g into h g.""" + _BASE_PARAMS_DOC + """
 
     Attributes
     ----------
@@ -193,7 +195,7 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
     def _vote_flips(self):
         if int(self.n_votes) == 1:
             return np.zeros(1, dtype=int)
-        return self._vote_rng().randint(N_FLIPS, size=int(self.n_votes))
+        return self._vote_rng().permutation(N_FLIPS)[: int(self.n_votes)]
 
     def _mapped_back_probabilities(self, X):
         """(K, n, 24) probabilities of each original flip g, one slice per vote f_k."""
@@ -277,11 +279,11 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
             X = apply_rotation(X, R)
         y = _check_flip_labels(y, len(X))
         scores = self.conformal_scores(X, y)
-        n = len(scores)
-        level = math.ceil((n + 1) * (1 - alpha)) / n
-        # With too few calibration shapes the guarantee needs the full set (q_hat > 1).
-        self.conformal_quantile_ = (float(np.quantile(scores, level, method="higher"))
-                                    if level <= 1 else np.inf)
+        k = math.ceil((len(scores) + 1) * (1 - alpha))
+        # q_hat is the k-th smallest score; with too few calibration shapes (k > n) the
+        # guarantee needs the full set.
+        self.conformal_quantile_ = (float(np.sort(scores)[k - 1]) if k <= len(scores)
+                                    else np.inf)
         self.conformal_alpha_ = float(alpha)
         return self
 

@@ -72,7 +72,7 @@ def octahedral_group():
     for perm in itertools.permutations(range(3)):
         base = np.eye(3)[:, perm]
         for signs in itertools.product((1.0, -1.0), repeat=3):
-            g = base * np.asarray(signs)
+            g = base * np.asarray(signs) + 0.0  # + 0.0 turns -0.0 into 0.0
             if np.linalg.det(g) > 0:
                 out.append(g)
     return np.stack(out)

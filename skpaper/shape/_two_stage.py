@@ -105,7 +105,7 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         flipper = OctahedralFlipper() if self.flipper is None else self.flipper
         self.orienter_ = clone(orienter).fit(X, y)
         canonical = X if y is None else apply_rotation(X, np.swapaxes(y, 1, 2))
-        self.flipper_ = clone(flipper).fit(canonical)
+        self.flipper_ = clone(flipper).fit(canonical, None)
         return self
 
     def _validate(self, X):
