@@ -1,0 +1,290 @@
+"""Shared fit/predict/evaluate machinery of the temporal link predictors.
+
+Training follows the tkbc convention shared by TNTComplEx, TeAST and (by their
+lineage) TeDS: reciprocal relations, 1-vs-all cross-entropy over every entity,
+an N3 penalty on the moduli of the factors and a temporal smoothness penalty on
+the timestamp tables, optimised with Adagrad.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.utils.validation import check_is_fitted
+from torch import nn
+
+from ..nn._base import BaseTorchEstimator
+from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
+from ._metrics import FactIndex, filtered_ranks, ranking_metrics
+
+_COLUMNS = ("subject", "relation", "object", "time")
+
+
+def _check_size(name, given, observed):
+    """Table size: ``given`` when set (checked against the ids), else max id + 1."""
+    if given is None:
+        return int(observed)
+    if given < observed:
+        raise ValueError(f"{name}={given} is too small: the fit data hold ids up to "
+                         f"{observed - 1}.")
+    return int(given)
+
+
+class _BaseTemporalLinkPredictor(BaseTorchEstimator):
+    """Base class of the temporal knowledge-graph link predictors.
+
+    X is an integer array of shape (n_facts, 4) with columns (subject,
+    relation, object, time). Timestamp ids are taken in chronological order.
+    Subclasses implement :meth:`_build_module` returning a
+    :class:`~skpaper.kg._models.TKGModule`.
+    """
+
+    _parameter_constraints = {
+        **BaseTorchEstimator._parameter_constraints,
+        "rank": [Interval(Integral, 1, None, closed="left")],
+        "optimizer": [StrOptions({"adagrad", "adam"})],
+        "emb_reg": [Interval(Real, 0, None, closed="left")],
+        "time_reg": [Interval(Real, 0, None, closed="left")],
+        "reciprocal": ["boolean"],
+        "init_scale": [Interval(Real, 0, None, closed="neither")],
+        "n_entities": [Interval(Integral, 1, None, closed="left"), None],
+        "n_relations": [Interval(Integral, 1, None, closed="left"), None],
+        "n_timestamps": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, *, rank=64, max_epochs=50, batch_size=1000, lr=0.1, optimizer="adagrad",
+                 emb_reg=1e-3, time_reg=1e-2, reciprocal=True, init_scale=1e-2,
+                 n_entities=None, n_relations=None, n_timestamps=None, device="auto",
+                 random_state=None, verbose=0, callbacks=None, inference_dtype="float32"):
+        super().__init__(max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
+                         random_state=random_state, verbose=verbose, callbacks=callbacks,
+                         inference_dtype=inference_dtype)
+        self.rank = rank
+        self.optimizer = optimizer
+        self.emb_reg = emb_reg
+        self.time_reg = time_reg
+        self.reciprocal = reciprocal
+        self.init_scale = init_scale
+        self.n_entities = n_entities
+        self.n_relations = n_relations
+        self.n_timestamps = n_timestamps
+
+    # ------------------------------------------------------------ validation
+    def _validate_quadruples(self, X, reset, name="X"):
+        X = validate_data(self, X, reset=reset, dtype=None, ensure_min_samples=1)
+        if X.shape[1] != 4:
+            raise ValueError(f"{name} must have 4 columns (subject, relation, object, time), got "
+                             f"{X.shape[1]}.")
+        if not np.issubdtype(X.dtype, np.integer):
+            if not np.issubdtype(X.dtype, np.floating) or not np.all(X == np.round(X)):
+                raise TypeError(f"{name} must hold integer ids, got dtype {X.dtype}.")
+        X = X.astype(np.int64)
+        for col, column in enumerate(_COLUMNS):
+            low = X[:, col].min()
+            if low < 0:
+                raise ValueError(f"{name} holds a negative {column} id ({low}) in column {col}; "
+                                 "ids must be non-negative.")
+        if not reset:
+            limits = (self.n_entities_, self.n_relations_, self.n_entities_,
+                      self.n_timestamps_)
+            for col, (column, limit) in enumerate(zip(_COLUMNS, limits)):
+                high = X[:, col].max()
+                if high >= limit:
+                    raise ValueError(f"{name} holds {column} id {high} in column {col}, but the "
+                                     f"model was fitted with {limit} ids (0 to {limit - 1}).")
+        return X
+
+    # ----------------------------------------------------------------- hooks
+    def _build_optimizer(self, module):
+        if self.optimizer == "adam":
+            return torch.optim.Adam(module.parameters(), lr=self.lr)
+        return torch.optim.Adagrad(module.parameters(), lr=self.lr)
+
+    @property
+    def _n_relation_rows(self):
+        return 2 * self.n_relations_ if self.reciprocal else self.n_relations_
+
+    def _train_epoch(self, tensors, optimizer):
+        (facts,) = tensors
+        module = self.module_
+        module.train()
+        cross_entropy = nn.CrossEntropyLoss()
+        total = 0.0
+        for idx in self._iter_batches(facts.shape[0]):
+            batch = facts[idx.to(facts.device)]
+            s, r, o, t = batch.unbind(1)
+            optimizer.zero_grad()
+            q, rel_factors = module.query(s, r, t)
+            loss_fit = cross_entropy(q @ module.entity.t(), o)
+            if not self.reciprocal:
+                q_head, _ = module.query(o, r, t, inverse=True)
+                loss_fit = 0.5 * (loss_fit + cross_entropy(q_head @ module.entity.t(), s))
+            # N3 on the modulus of every complex/quaternion coordinate.
+            factors = [module.entity_sq_moduli(s), *rel_factors, module.entity_sq_moduli(o)]
+            loss_reg = self.emb_reg * sum(f.pow(1.5).sum() for f in factors) / batch.shape[0]
+            loss = loss_fit + loss_reg + self.time_reg * module.temporal_smoothness()
+            loss.backward()
+            optimizer.step()
+            total += float(loss_fit.detach()) * batch.shape[0]
+        return {"train_loss": total / facts.shape[0]}
+
+    # ---------------------------------------------------------------- fitting
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit embeddings on known facts.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_facts, 4)
+            Integer quadruples (subject, relation, object, time).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X = self._validate_quadruples(X, reset=True)
+        self.n_entities_ = _check_size("n_entities", self.n_entities,
+                                       max(X[:, 0].max(), X[:, 2].max()) + 1)
+        self.n_relations_ = _check_size("n_relations", self.n_relations, X[:, 1].max() + 1)
+        self.n_timestamps_ = _check_size("n_timestamps", self.n_timestamps, X[:, 3].max() + 1)
+        self.known_facts_ = np.unique(X, axis=0)
+        self._init_torch_state()
+        facts = self.known_facts_
+        if self.reciprocal:
+            inverse = facts[:, [2, 1, 0, 3]].copy()
+            inverse[:, 1] += self.n_relations_
+            facts = np.concatenate([facts, inverse])
+        tensors = (torch.as_tensor(facts, dtype=torch.long, device=self.device_),)
+        return self._fit_loop(tensors)
+
+    # ------------------------------------------------------------ prediction
+    def _score_batches(self, X, inverse, batch_size=None):
+        """Yield (slice, scores over all entities) for tail (or head) queries of X."""
+        module = self.module_
+        step = int(batch_size or max(int(self.batch_size), 1024))
+        with torch.no_grad():
+            for start in range(0, X.shape[0], step):
+                chunk = X[start:start + step]
+                if inverse and self.reciprocal:
+                    chunk = chunk[:, [2, 1, 0, 3]].copy()
+                    chunk[:, 1] += self.n_relations_
+                    use_adjoint = False
+                else:
+                    use_adjoint = inverse
+                x = torch.as_tensor(chunk, dtype=torch.long, device=self.device_)
+                scores = module(x, inverse=use_adjoint)
+                yield slice(start, start + chunk.shape[0]), scores.double().cpu().numpy()
+
+    def predict(self, X):
+        """Most plausible object of each query (subject, relation, ?, time).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, 4)
+            Integer quadruples; the object column is ignored.
+
+        Returns
+        -------
+        objects : ndarray of shape (n_queries,)
+            Entity id with the highest score φ(s, r, ·, t) (unfiltered).
+        """
+        check_is_fitted(self)
+        X = self._validate_quadruples(X, reset=False)
+        out = np.empty(X.shape[0], dtype=np.int64)
+        for rows, scores in self._score_batches(X, inverse=False):
+            out[rows] = scores.argmax(axis=1)
+        return out
+
+    def score_samples(self, X):
+        """Plausibility φ(s, r, o, t) of each quadruple (higher is more plausible).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_facts, 4)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_facts,)
+        """
+        check_is_fitted(self)
+        X = self._validate_quadruples(X, reset=False)
+        module = self.module_
+        out = np.empty(X.shape[0], dtype=np.float64)
+        step = max(int(self.batch_size), 1024)
+        with torch.no_grad():
+            for start in range(0, X.shape[0], step):
+                x = torch.as_tensor(X[start:start + step], dtype=torch.long, device=self.device_)
+                q, _ = module.query(x[:, 0], x[:, 1], x[:, 3])
+                out[start:start + x.shape[0]] = (q * module.entity[x[:, 2]]).sum(-1).double().cpu()
+        return out
+
+    def evaluate(self, X, filter_facts=None, tie_breaking="pessimistic", batch_size=None):
+        """Time-aware filtered MRR and Hits@1/3/10 over tail and head queries.
+
+        Each fact (s, r, o, t) gives a tail query (s, r, ?, t) answered by o and a
+        head query (?, r, o, t) answered by s. Candidates that form another known
+        fact at the same timestamp are filtered out; known facts are
+        ``known_facts_`` ∪ ``X`` ∪ ``filter_facts``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_facts, 4)
+            Test quadruples.
+        filter_facts : array-like of shape (n, 4), default=None
+            Further known facts to filter (e.g. the validation split).
+        tie_breaking : {"pessimistic", "optimistic", "realistic"}, default="pessimistic"
+            See :func:`~skpaper.kg.filtered_ranks`; pessimistic is tkbc's convention.
+        batch_size : int, default=None
+            Queries scored at once (default ``max(batch_size, 1024)``).
+
+        Returns
+        -------
+        metrics : dict
+            ``mrr``, ``hits@1``, ``hits@3``, ``hits@10`` over both directions, and
+            ``mrr_tail``, ``mrr_head``.
+        """
+        check_is_fitted(self)
+        X = self._validate_quadruples(X, reset=False)
+        known = [self.known_facts_, X]
+        if filter_facts is not None:
+            known.append(self._validate_quadruples(filter_facts, reset=False,
+                                                   name="filter_facts"))
+        known = np.concatenate(known)
+        bases = (self.n_relations_, self.n_timestamps_)
+        ranks = {}
+        for direction, inverse in (("tail", False), ("head", True)):
+            cols = [2, 1, 0, 3] if inverse else [0, 1, 2, 3]
+            queries, index = X[:, cols], FactIndex(known[:, cols], bases)
+            out = np.empty(X.shape[0], dtype=np.float64)
+            for rows, scores in self._score_batches(X, inverse=inverse, batch_size=batch_size):
+                mask = index.mask(queries[rows], self.n_entities_)
+                out[rows] = filtered_ranks(scores, queries[rows, 2], mask, tie_breaking)
+            ranks[direction] = out
+        metrics = ranking_metrics(np.concatenate([ranks["tail"], ranks["head"]]))
+        metrics["mrr_tail"] = float(np.mean(1.0 / ranks["tail"]))
+        metrics["mrr_head"] = float(np.mean(1.0 / ranks["head"]))
+        return metrics
+
+    def score(self, X, y=None):
+        """Time-aware filtered MRR of X (both directions), filtering ``known_facts_`` ∪ X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_facts, 4)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        mrr : float
+        """
+        return self.evaluate(X)["mrr"]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Rows are integer (s, r, o, t) ids, not features: random float matrices are no input.
+        tags.input_tags.two_d_array = False
+        return tags

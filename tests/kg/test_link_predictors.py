@@ -1,0 +1,218 @@
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skpaper.datasets import make_synthetic_tkg, train_test_split_tkg
+from skpaper.kg import (
+    ComplExLinkPredictor,
+    TeASTLinkPredictor,
+    TeDSLinkPredictor,
+    TNTComplExLinkPredictor,
+    hamilton_product,
+    quaternion_norm,
+)
+
+ALL = [ComplExLinkPredictor, TNTComplExLinkPredictor, TeASTLinkPredictor, TeDSLinkPredictor]
+SMALL = dict(rank=4, max_epochs=3, batch_size=64, device="cpu", random_state=0)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return make_synthetic_tkg(n_entities=15, n_relations=3, n_timestamps=5, n_facts=120,
+                              n_clusters=3, era_length=2, random_state=0)
+
+
+def _brute_force_metrics(est, X, known):
+    """Filtered ranks by loops over every query and candidate, from the module's scores."""
+    known = {tuple(row) for row in np.asarray(known).tolist()}
+    ranks = []
+    for inverse in (False, True):
+        with torch.no_grad():
+            x = torch.as_tensor(X, dtype=torch.long)
+            if inverse and est.reciprocal:
+                x = x[:, [2, 1, 0, 3]].clone()
+                x[:, 1] += est.n_relations_
+                scores = est.module_(x).double().numpy()
+            else:
+                scores = est.module_(x, inverse=inverse).double().numpy()
+        for (s, r, o, t), row in zip(X.tolist(), scores):
+            answer = s if inverse else o
+            rank = 1
+            for e in range(est.n_entities_):
+                fact = (e, r, o, t) if inverse else (s, r, e, t)
+                if e != answer and fact not in known and row[e] >= row[answer]:
+                    rank += 1
+            ranks.append(rank)
+    ranks = np.array(ranks, dtype=float)
+    return {"mrr": np.mean(1 / ranks), "hits@1": np.mean(ranks <= 1),
+            "hits@3": np.mean(ranks <= 3), "hits@10": np.mean(ranks <= 10)}
+
+
+@pytest.mark.parametrize("cls", ALL)
+@pytest.mark.parametrize("reciprocal", [True, False])
+def test_evaluate_matches_brute_force(tiny, cls, reciprocal):
+    train, test = tiny[:90], tiny[90:]
+    est = cls(**SMALL, reciprocal=reciprocal, inference_dtype="float64").fit(train)
+    extra = tiny[:5]
+    got = est.evaluate(test, filter_facts=extra)
+    expected = _brute_force_metrics(est, test, np.concatenate([train, test, extra]))
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-12), key
+    assert est.score(test) == pytest.approx(est.evaluate(test)["mrr"])
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_score_samples_and_predict_agree_with_full_scores(tiny, cls):
+    est = cls(**SMALL, inference_dtype="float64").fit(tiny)
+    with torch.no_grad():
+        full = est.module_(torch.as_tensor(tiny)).numpy()
+    np.testing.assert_allclose(est.score_samples(tiny), full[np.arange(len(tiny)), tiny[:, 2]],
+                               rtol=1e-10, atol=1e-12)
+    pred = est.predict(tiny)
+    assert pred.dtype == np.int64 and pred.shape == (len(tiny),)
+    np.testing.assert_array_equal(pred, full.argmax(axis=1))
+
+
+@pytest.mark.parametrize("cls", [ComplExLinkPredictor, TeDSLinkPredictor])
+def test_adjoint_head_scores_equal_forward_scores(tiny, cls):
+    # Without reciprocal relations, head scores of (?, r, o, t) are phi(e, r, o, t).
+    est = cls(**SMALL, reciprocal=False, inference_dtype="float64").fit(tiny)
+    query = tiny[:4]
+    with torch.no_grad():
+        heads = est.module_(torch.as_tensor(query), inverse=True).numpy()
+    for row, (_, r, o, t) in zip(heads, query.tolist()):
+        candidates = np.array([[e, r, o, t] for e in range(est.n_entities_)])
+        np.testing.assert_allclose(row, est.score_samples(candidates), rtol=1e-10, atol=1e-12)
+
+
+def test_teds_learns_the_training_graph(tiny):
+    X = make_synthetic_tkg(n_entities=30, n_relations=4, n_timestamps=8, n_facts=600,
+                           n_clusters=3, era_length=4, noise=0.0, random_state=1)
+    est = TeDSLinkPredictor(rank=8, max_epochs=30, batch_size=200, device="cpu",
+                            random_state=0).fit(X)
+    # Random scoring gives MRR about H(30)/30 = 0.13; a fitted model ranks its facts high.
+    assert est.evaluate(X)["mrr"] > 0.5
+    losses = [record["train_loss"] for record in est.history_]
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_teds_relation_algebra():
+    est = TeDSLinkPredictor(rank=3, max_epochs=1, device="cpu", random_state=0,
+                            inference_dtype="float64")
+    X = make_synthetic_tkg(n_entities=10, n_relations=2, n_timestamps=6, n_facts=60,
+                           random_state=0)
+    module = est.fit(X).module_
+    r, t = torch.tensor([0, 1, 2]), torch.tensor([0, 3, 5])
+
+    def as_quaternions(parts):
+        return torch.stack(parts, dim=-1)  # (batch, rank, 4)
+
+    rel = as_quaternions(module._split(module.relation[r]))
+    tau = as_quaternions(module._split(module.time[t]))
+    q_t = as_quaternions(module.diachronic(t))
+    torch.testing.assert_close(quaternion_norm(q_t), torch.ones(3, 3, dtype=torch.float64))
+    expected_w = torch.cos(np.pi * t.double() / 6)
+    torch.testing.assert_close(q_t[..., 0], expected_w[:, None].expand(3, 3))
+    c1 = torch.cat([rel[..., :2], tau[..., 2:]], dim=-1)
+    c2 = torch.cat([tau[..., :2], rel[..., 2:]], dim=-1)
+    r_syn = hamilton_product(c1, c2)
+    r_dia = hamilton_product(rel, q_t)
+    torch.testing.assert_close(quaternion_norm(r_dia), quaternion_norm(rel))
+    expected = {"sum": r_syn + r_dia, "product": hamilton_product(r_syn, q_t),
+                "synchronic": r_syn, "diachronic": r_dia}
+    for composition, value in expected.items():
+        module.composition = composition
+        torch.testing.assert_close(as_quaternions(module.relation_time(r, t)[0]), value)
+
+
+def test_teds_diachronic_scores_ignore_synchronic_table(tiny):
+    est = TeDSLinkPredictor(**SMALL, composition="diachronic").fit(tiny)
+    before = est.score_samples(tiny)
+    with torch.no_grad():
+        est.module_.time.normal_()
+    np.testing.assert_array_equal(est.score_samples(tiny), before)
+
+
+def test_teds_learned_angles_move(tiny):
+    est = TeDSLinkPredictor(**SMALL, time_angle="learned").fit(tiny)
+    omega = est.module_.omega.detach().double().numpy()
+    assert omega.shape == (4,) and not np.allclose(omega, np.pi)
+
+
+def test_temporal_smoothness_value():
+    est = TNTComplExLinkPredictor(rank=2, max_epochs=1, device="cpu", random_state=0)
+    module = est.fit(np.array([[0, 0, 1, 0], [1, 0, 0, 2]])).module_
+    table = module.time.detach().double().numpy()
+    diff = table[1:] - table[:-1]
+    modulus = np.sqrt(diff[:, :2] ** 2 + diff[:, 2:] ** 2)  # [re | im] blocks
+    expected = (modulus ** 3).sum() / 2
+    assert float(module.temporal_smoothness().detach()) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_pickle_clone_and_refit_are_deterministic(tiny, cls):
+    est = cls(**SMALL).fit(tiny)
+    scores = est.score_samples(tiny)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).score_samples(tiny), scores)
+    np.testing.assert_array_equal(clone(est).fit(tiny).score_samples(tiny), scores)
+    assert est.n_features_in_ == 4 and est.known_facts_.shape[1] == 4
+
+
+def test_grid_search_and_pipeline(tiny):
+    base = TeDSLinkPredictor(**SMALL, n_entities=15, n_relations=3, n_timestamps=5)
+    search = GridSearchCV(base, {"rank": [2, 4]}, cv=KFold(2, shuffle=True, random_state=0))
+    search.fit(tiny)
+    assert search.best_params_["rank"] in (2, 4)
+    assert np.isfinite(search.best_score_)
+    pipe = make_pipeline(FunctionTransformer(), clone(base)).fit(tiny)
+    assert 0 < pipe.score(tiny) <= 1
+    assert pipe.predict(tiny).shape == (len(tiny),)
+
+
+def test_held_out_timestamps_are_scored_with_declared_sizes(tiny):
+    train, test = train_test_split_tkg(tiny, by="timestamp", test_size=0.4, random_state=0)
+    est = TeDSLinkPredictor(**SMALL, n_timestamps=5).fit(train)
+    assert 0 < est.evaluate(test)["mrr"] <= 1
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_bad_input_raises(tiny, cls):
+    est = cls(**SMALL)
+    with pytest.raises(ValueError, match="negative time id"):
+        est.fit(np.array([[0, 0, 1, -1], [1, 0, 0, 2]]))
+    with pytest.raises(ValueError, match="4 columns"):
+        est.fit(tiny[:, :3])
+    with pytest.raises(TypeError, match="integer ids"):
+        est.fit(tiny + 0.5)
+    with pytest.raises((TypeError, ValueError)):
+        est.fit(np.array([["a", "r", "b", "t"]]))
+    with pytest.raises(ValueError, match="n_entities=3 is too small"):
+        cls(**SMALL, n_entities=3).fit(tiny)
+    est.fit(tiny)
+    bad = tiny[:2].copy()
+    bad[0, 2] = 15
+    for method in (est.predict, est.score_samples, est.evaluate, est.score):
+        with pytest.raises(ValueError, match="object id 15"):
+            method(bad)
+    bad = tiny[:2].copy()
+    bad[1, 3] = 7
+    with pytest.raises(ValueError, match="time id 7"):
+        est.predict(bad)
+    with pytest.raises(ValueError, match="expecting 4 features"):
+        est.predict(tiny[:, :3])
+    with pytest.raises(ValueError, match="filter_facts holds relation id 3"):
+        est.evaluate(tiny[:2], filter_facts=np.array([[0, 3, 0, 0]]))
+    with pytest.raises(ValueError, match="tie_breaking"):
+        est.evaluate(tiny[:2], tie_breaking="coin")
+
+
+def test_integral_floats_are_accepted(tiny):
+    a = TeDSLinkPredictor(**SMALL).fit(tiny).score_samples(tiny)
+    b = TeDSLinkPredictor(**SMALL).fit(tiny.astype(float)).score_samples(tiny.astype(float))
+    np.testing.assert_array_equal(a, b)
