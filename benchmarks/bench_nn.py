@@ -66,7 +66,7 @@ def make_cases(quick):
     torch.set_num_threads(1)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     gen = torch.Generator().manual_seed(0)
-    wide = 256 if quick else 1024
+    wide = 256 if quick else 512
 
     def mlp(width, blocks, rank):
         return lambda variant, extra: make_laurel_mlp(32, 10, width, blocks + extra, variant,
@@ -85,9 +85,9 @@ def make_cases(quick):
         "CNN 3x16x16 C=16 x4 r=4": (cnn(16, 16, 4), torch.randn(32, 768, generator=gen)),
     }
     if not quick:
-        networks["CNN 3x32x32 C=64 x4 r=16"] = (cnn(32, 64, 16),
-                                                torch.randn(32, 3072, generator=gen))
-    steps = 5 if quick else 20
+        networks["CNN 3x32x32 C=32 x4 r=8, batch 16"] = (cnn(32, 32, 8),
+                                                        torch.randn(16, 3072, generator=gen))
+    steps = 5 if quick else 10
     cases = []
     for net_name, (build, batch) in networks.items():
         batch = batch.to(device)

@@ -143,8 +143,7 @@ class LaurelResidual(nn.Module):
 
     Notes
     -----
-    With :math:`A, B, \\alpha, \\beta, \\gamma` as above, the variants of [1]_
-    (Section 2) are
+    With :math:`A, B, \\alpha, \\beta, \\gamma` as above, the variants of [1]_ are
 
     - RW: :math:`x_{i+1} = \\alpha f(x_i) + \\beta x_i` (2 parameters);
     - LR: :math:`x_{i+1} = f(x_i) + x_i + B A x_i` (:math:`2rD`);
@@ -163,6 +162,8 @@ class LaurelResidual(nn.Module):
     :math:`x_i` stays inside the :math:`\\beta` bracket; it is kept here
     (reconstructed), as is sharing :math:`BA` between the LR and PA terms,
     which gives the overheads 2, :math:`2rD` and :math:`2rD + k` per block.
+    The initial :math:`\\gamma` (1 with a low-rank :math:`h`, whose
+    :math:`B = 0` already cancels the term; 0 with the identity) is our choice.
     Plain softmax over :math:`(\\alpha, \\beta)` would start at 0.5 each and
     halve both branches; the factor 2 makes the start exactly the standard
     residual.

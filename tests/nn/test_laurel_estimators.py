@@ -196,3 +196,18 @@ def test_parameter_overhead_claim_is_exact_at_smoke_scale(tmp_path):
     assert obs["resnet50_params"] == 25_557_032
     assert obs["resnet50_plus_one_block_pct"] == pytest.approx(4.37, abs=0.005)
     assert obs["resnet50_ratio_plus_one_over_rw_lr"] > 2.0
+
+
+@pytest.mark.gpu
+def test_laurel_estimators_train_on_gpu_and_pickle_to_cpu(clf_data, image_data):
+    X, y = clf_data
+    Xi, yi = image_data
+    gpu = {**TINY, "device": "cuda"}
+    for est, data, target in [(LaurelMLPClassifier(variant="rw+lr+pa", random_state=0, **gpu),
+                               X, y),
+                              (LaurelConvNetClassifier(random_state=0, **gpu), Xi, yi)]:
+        est.fit(data, target)
+        assert est.device_ == "cuda" and next(est.module_.parameters()).is_cuda
+        restored = pickle.loads(pickle.dumps(est))
+        np.testing.assert_allclose(restored.predict_proba(data), est.predict_proba(data),
+                                   atol=1e-6)
