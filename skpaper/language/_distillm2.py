@@ -17,6 +17,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import check_is_fitted
+import torch.nn.functional as F
 from torch import nn
 
 from ..nn._base import BaseTorchEstimator
@@ -28,7 +29,6 @@ from ._tiny_lm import (
     pad_sequences,
     resolve_tokenizer,
     sample_responses,
-    token_log_probs,
     tokenizer_vocab_size,
 )
 
@@ -38,6 +38,8 @@ __all__ = ["ContrastiveDistiller"]
 DISTILL_LOSSES = ("distillm2", "skl_both", "fkl", "seqkd", "gjsd")
 #: Losses that read student-generated responses.
 _ON_POLICY = ("distillm2", "skl_both", "gjsd")
+#: Largest number of cached teacher logits (rows x positions x vocabulary) kept per data type.
+_CACHE_LIMIT = 25_000_000
 
 
 def _target_log_probs(shifted_logits, ids):
@@ -289,7 +291,8 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         return module
 
     def _on_device(self, module):
-        if next(module.parameters()).device == torch.device(self.device_):
+        have, want = next(module.parameters()).device, torch.device(self.device_)
+        if have.type == want.type and (want.index is None or have.index == want.index):
             return module
         return copy.deepcopy(module).to(self.device_)
 
@@ -385,15 +388,14 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         seqs = [p + r for p, r in zip(prompts, responses)]
         return pad_sequences(seqs, pad, self.device_, [len(p) for p in prompts])
 
-    @torch.no_grad()
-    def _likelihood_gap(self, ids, mask, teacher_minus_student):
-        """Per sequence, exp(mean log p) - exp(mean log q) (or its negative)."""
-        logp = token_log_probs(lm_logits(self._teacher_module, ids), ids)
-        logq = token_log_probs(lm_logits(self.module_, ids), ids)
-        counts = mask.sum(1).clamp(min=1)
-        mean_p = (logp * mask).sum(1) / counts
-        mean_q = (logq * mask).sum(1) / counts
-        gap = mean_p.exp() - mean_q.exp()
+    @staticmethod
+    def _likelihood_gap(p_logits, q_logits, ids, mask, teacher_minus_student):
+        """Per sequence, exp(mean log p(y)) - exp(mean log q(y)) (or its negative)."""
+        with torch.no_grad():
+            counts = mask.sum(1).clamp(min=1)
+            mean_p = (_target_log_probs(p_logits, ids) * mask).sum(1) / counts
+            mean_q = (_target_log_probs(q_logits.detach(), ids) * mask).sum(1) / counts
+            gap = mean_p.exp() - mean_q.exp()
         return gap if teacher_minus_student else -gap
 
     def _adaptive(self, gap, reference):
@@ -404,13 +406,29 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         alpha = torch.clamp(1.0 - ratio, min=0.01, max=base)
         return torch.where(gap > 0, alpha, torch.full_like(alpha, base))
 
+    @torch.no_grad()
+    def _all_logits(self, module, ids):
+        """Shifted logits of ``module`` on every row of ``ids`` (batched, no gradient)."""
+        chunks = [lm_logits(module, ids[lo:lo + 256])[:, :-1].float()
+                  for lo in range(0, ids.shape[0], 256)]
+        return torch.cat(chunks)
+
+    def _teacher_cache(self, ids):
+        """Teacher logits of all rows when they fit in memory, else None (computed per batch)."""
+        width = ids.shape[1] - 1
+        if ids.shape[0] * width * self.vocab_size_ > _CACHE_LIMIT:
+            return None
+        return self._all_logits(self._teacher_module, ids)
+
     def _distill(self, prompts):
         n = len(prompts)
         steps_per_epoch = math.ceil(n / min(int(self.batch_size), n))
         total_steps = int(self.n_rounds) * int(self.max_epochs) * steps_per_epoch
         optimizer = torch.optim.Adam(self.module_.parameters(), lr=self.lr)
         self.teacher_responses_ = self._sample(self._teacher_module, prompts)
-        ids_t, mask_t = self._pairs(prompts, self.teacher_responses_)
+        chosen = self._pairs(prompts, self.teacher_responses_)
+        # Teacher responses are fixed, so the teacher's logits on them are computed once.
+        chosen = (*chosen, self._teacher_cache(chosen[0]))
         on_policy = self.loss in _ON_POLICY
         refs = (None, None)
         self.history_ = []
@@ -419,16 +437,20 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
             cb.on_train_begin(self)
         step, stop = 0, False
         for rnd in range(int(self.n_rounds)):
-            ids_s = mask_s = None
+            rejected = None
             if on_policy:
-                ids_s, mask_s = self._pairs(prompts, self._sample(self.module_, prompts))
+                rejected = self._pairs(prompts, self._sample(self.module_, prompts))
+                rejected = (*rejected, self._teacher_cache(rejected[0]))
             if self.adaptive_alpha and rnd == 0:
-                refs = (float(self._likelihood_gap(ids_t, mask_t, True).mean()),
-                        float(self._likelihood_gap(ids_s, mask_s, False).mean())
-                        if on_policy else None)
+                refs = tuple(
+                    None if part is None else float(self._likelihood_gap(
+                        self._all_logits(self._teacher_module, part[0]),
+                        self._all_logits(self.module_, part[0]), part[0], part[1],
+                        direction).mean())
+                    for part, direction in ((chosen, True), (rejected, self.loss != "distillm2"))
+                )
             for _ in range(int(self.max_epochs)):
-                record, step = self._epoch(optimizer, (ids_t, mask_t), (ids_s, mask_s), refs,
-                                           step, total_steps)
+                record, step = self._epoch(optimizer, chosen, rejected, refs, step, total_steps)
                 record = {"epoch": len(self.history_) + 1, "round": rnd + 1, **record}
                 self.history_.append(record)
                 for cb in callbacks:
@@ -447,28 +469,39 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
             beta += 0.5 * min(1.0, 2.0 * step / max(total_steps, 1))
         return min(beta, 2.0)
 
+    def _batch_part(self, part, idx):
+        """Ids, mask and teacher logits of rows ``idx``, trimmed to their longest sequence."""
+        ids, mask, cache = part
+        mask = mask[idx]
+        width = int(mask.any(0).nonzero().max()) + 2 if bool(mask.any()) else 2
+        ids, mask = ids[idx, :width], mask[:, :width - 1]
+        if cache is not None:
+            p_logits = cache[idx, :width - 1]
+        else:
+            with torch.no_grad():
+                p_logits = lm_logits(self._teacher_module, ids)[:, :-1].float()
+        return ids, mask, p_logits
+
     def _epoch(self, optimizer, chosen, rejected, refs, step, total_steps):
-        (ids_t, mask_t), (ids_s, mask_s) = chosen, rejected
         module = self.module_
         module.train()
+        pad = self._special("pad", 0)
         sums = {"train_loss": 0.0, "alpha_chosen": 0.0, "alpha_rejected": 0.0,
                 "logq_chosen": 0.0, "logq_rejected": 0.0, "beta": 0.0}
         n_batches = 0
-        for idx in self._iter_batches(ids_t.shape[0]):
-            idx = idx.to(ids_t.device)
+        for idx in self._iter_batches(chosen[0].shape[0]):
+            idx = idx.to(chosen[0].device)
+            parts = [self._batch_part(chosen, idx)]
+            if rejected is not None:
+                parts.append(self._batch_part(rejected, idx))
+            width = max(ids.shape[1] for ids, _, _ in parts)
+            ids = torch.cat([F.pad(i, (0, width - i.shape[1]), value=pad) for i, _, _ in parts])
+            mask = torch.cat([F.pad(m, (0, width - 1 - m.shape[1]), value=False)
+                              for _, m, _ in parts])
+            p_logits = torch.cat([F.pad(p, (0, 0, 0, width - 1 - p.shape[1]))
+                                  for _, _, p in parts])
             beta = self._beta_at(step, total_steps)
-            batch = [(ids_t[idx], mask_t[idx])]
-            if ids_s is not None:
-                batch.append((ids_s[idx], mask_s[idx]))
-            width = max(ids.shape[1] for ids, _ in batch)
-            pad = self._special("pad", 0)
-            ids = torch.cat([nn.functional.pad(b, (0, width - b.shape[1]), value=pad)
-                             for b, _ in batch])
-            mask = torch.cat([nn.functional.pad(m, (0, width - 1 - m.shape[1]), value=False)
-                              for _, m in batch])
             q_logits = lm_logits(module, ids)[:, :-1]
-            with torch.no_grad():
-                p_logits = lm_logits(self._teacher_module, ids)[:, :-1].to(q_logits.dtype)
             k = len(idx)
             loss, alphas = self._loss(p_logits, q_logits, ids, mask, k, beta, refs)
             optimizer.zero_grad()
@@ -480,8 +513,8 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
                 logq = _target_log_probs(q_logits.detach(), ids)
                 per_seq = (logq * mask).sum(1) / mask.sum(1).clamp(min=1)
                 sums["logq_chosen"] += float(per_seq[:k].mean())
-                sums["logq_rejected"] += float(per_seq[k:].mean()) if ids_s is not None \
-                    else float("nan")
+                sums["logq_rejected"] += (float(per_seq[k:].mean()) if rejected is not None
+                                          else float("nan"))
             sums["train_loss"] += float(loss.detach())
             sums["alpha_chosen"] += alphas[0]
             sums["alpha_rejected"] += alphas[1]
@@ -496,16 +529,16 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         p_s, q_s, m_s = p_logits[k:], q_logits[k:], mask[k:]
         alpha_t = alpha_s = float(self.alpha)
         if self.adaptive_alpha and self.loss in ("distillm2", "skl_both"):
-            alpha_t = self._adaptive(self._likelihood_gap(ids[:k], m_t, True), refs[0])
+            alpha_t = self._adaptive(self._likelihood_gap(p_t, q_t, ids[:k], m_t, True), refs[0])
             if k < ids.shape[0]:
-                gap_s = self._likelihood_gap(ids[k:], m_s, self.loss == "skl_both")
+                gap_s = self._likelihood_gap(p_s, q_s, ids[k:], m_s, self.loss == "skl_both")
                 alpha_s = self._adaptive(gap_s, refs[1])
         if self.loss == "distillm2":
             loss = ((2.0 - beta) * skew_kl(p_t, q_t, alpha_t, m_t)
                     + beta * skew_reverse_kl(p_s, q_s, alpha_s, m_s))
         elif self.loss == "skl_both":
-            loss = (2.0 - beta) * skew_kl(p_t, q_t, alpha_t, m_t) + beta * skew_kl(
-                p_s, q_s, alpha_s, m_s)
+            loss = ((2.0 - beta) * skew_kl(p_t, q_t, alpha_t, m_t)
+                    + beta * skew_kl(p_s, q_s, alpha_s, m_s))
         elif self.loss == "fkl":
             loss = forward_kl(p_t, q_t, m_t)
         elif self.loss == "seqkd":
