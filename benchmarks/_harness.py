@@ -8,7 +8,7 @@ Usage from a ``bench_<family>.py`` script::
                   items=1_000_000)]
     main_cli(cases, description="...")
 
-Each case is timed ``repeat`` times (after one warm-up call) for both sides;
+Each case is timed ``repeat`` times for both sides, alternating ours and the peer;
 the report gives median seconds, throughput when ``items`` is set, and the
 ratio ``peer_median / ours_median`` (> 1 means ours is faster). Cases may also
 return a dict of quality figures (errors, accuracies) from ``ours``/``peer``;
@@ -37,32 +37,41 @@ class Case:
     params: dict = field(default_factory=dict)
 
 
-def _time(func, repeat):
-    func()  # warm-up: JIT, caches, lazy imports
-    times, extra = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        extra = func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times, extra if isinstance(extra, dict) else None
+def _timed(func):
+    start = time.perf_counter()
+    extra = func()
+    return time.perf_counter() - start, extra if isinstance(extra, dict) else None
 
 
 def run_cases(cases, repeat=5):
-    """Run every case; return a list of result dicts."""
+    """Run every case; return a list of result dicts.
+
+    Ours and the peer alternate, one call each per repeat (after one warm-up call of
+    each: JIT, caches, lazy imports), so a busy machine slows both sides alike.
+    """
     results = []
     for case in cases:
-        ours_med, ours_times, ours_extra = _time(case.ours, repeat)
-        row = {"case": case.name, "params": case.params, "ours_median_s": ours_med,
-               "ours_times_s": ours_times, "ours_figures": ours_extra}
-        if case.items:
-            row["ours_items_per_s"] = case.items / ours_med
+        sides = {"ours": case.ours}
         if case.peer is not None:
-            peer_med, peer_times, peer_extra = _time(case.peer, repeat)
-            row.update({"peer": case.peer_name, "peer_median_s": peer_med,
-                        "peer_times_s": peer_times, "peer_figures": peer_extra,
-                        "speedup_vs_peer": peer_med / ours_med})
+            sides["peer"] = case.peer
+        times = {side: [] for side in sides}
+        figures = {}
+        for func in sides.values():
+            func()
+        for _ in range(repeat):
+            for side, func in sides.items():
+                elapsed, figures[side] = _timed(func)
+                times[side].append(elapsed)
+        row = {"case": case.name, "params": case.params}
+        for side in sides:
+            row[f"{side}_median_s"] = statistics.median(times[side])
+            row[f"{side}_times_s"] = times[side]
+            row[f"{side}_figures"] = figures[side]
             if case.items:
-                row["peer_items_per_s"] = case.items / peer_med
+                row[f"{side}_items_per_s"] = case.items / row[f"{side}_median_s"]
+        if case.peer is not None:
+            row["peer"] = case.peer_name
+            row["speedup_vs_peer"] = row["peer_median_s"] / row["ours_median_s"]
         results.append(row)
     return results
 
