@@ -24,8 +24,8 @@ _SCALES = {
                   n_test=4, n_conformal=10, n_votes=3),
     "quick": dict(n_train=40, n_points=128, epochs=40, backbone="pointnet", batch_size=16,
                   n_test=20, n_conformal=60, n_votes=5),
-    "full": dict(n_train=200, n_points=512, epochs=300, backbone="dgcnn", batch_size=32,
-                 n_test=100, n_conformal=300, n_votes=50),
+    "full": dict(n_train=100, n_points=512, epochs=200, backbone="dgcnn", batch_size=32,
+                 n_test=50, n_conformal=200, n_votes=50),
 }
 _THRESHOLD_DEG = 10.0
 _COLLAPSE_NORM = 0.5
