@@ -5,9 +5,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
-from ..utils._sklearn import Interval, validate_params
+from ..utils._sklearn import Interval, StrOptions, validate_params
 
-__all__ = ["make_relu_teacher_tasks", "make_teacher_tasks", "relu_teacher_kernel"]
+__all__ = [
+    "make_relu_teacher_tasks",
+    "make_superposition_activations",
+    "make_teacher_tasks",
+    "relu_teacher_kernel",
+]
 
 
 @validate_params(
@@ -227,3 +232,113 @@ def make_relu_teacher_tasks(d=20, n_teacher=20, ablation=0.5, sigma=0.0, n=100, 
                  y_test=y_test, teacher_weights=W, teacher_coef=c, source_mask=mask,
                  source_weights=W[mask], source_coef=c[mask] * n_keep / n_teacher,
                  out_of_span=out_of_span)
+
+
+@validate_params(
+    {
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_features": [Interval(Integral, 1, None, closed="left")],
+        "n_atoms": [Interval(Integral, 2, None, closed="left")],
+        "n_active": [Interval(Integral, 1, None, closed="left")],
+        "concept_rate": [Interval(Real, 0, 1, closed="both")],
+        "noise": [Interval(Real, 0, None, closed="left")],
+        "magnitude": [tuple],
+        "context": [StrOptions({"all", "in", "out"})],
+        "atoms": ["array-like", None],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_superposition_activations(n_samples=1000, n_features=64, n_atoms=256, n_active=4,
+                                   *, concept_rate=0.05, noise=0.05, magnitude=(0.5, 1.5),
+                                   context="all", atoms=None, random_state=None):
+    """Synthetic "activations": sparse sums of unit atoms in superposition, one a concept.
+
+    A stand-in for the language-model activations probed in [1]_, with known
+    ground-truth features: a dictionary of ``n_atoms`` random unit vectors in
+    ``n_features`` dimensions (more atoms than dimensions, so they interfere). Each
+    sample is ``x = sum_{i in S} c_i a_i + noise * eps`` over a set ``S`` of ``n_active``
+    atoms with magnitudes ``c_i ~ U(magnitude)``. Atom 0 is the *concept*: it is in
+    ``S`` with probability ``concept_rate`` and the binary label is ``y = 1[0 in S]``.
+    The other atoms of ``S`` are the context, drawn uniformly without replacement.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+    n_features : int, default=64
+        Dimension ``d`` of the activations.
+    n_atoms : int, default=256
+        Number of ground-truth features (atom 0 is the concept).
+    n_active : int, default=4
+        Active atoms per sample, concept included (``L0`` of the ground truth).
+    concept_rate : float, default=0.05
+        Probability that the concept is active (``0.5`` gives balanced labels; a small
+        value mimics an unlabeled pretraining pool where the concept is rare).
+    noise : float, default=0.05
+        Standard deviation of isotropic Gaussian noise.
+    magnitude : tuple of two floats, default=(0.5, 1.5)
+        Range of the uniform atom magnitudes.
+    context : {"all", "in", "out"}, default="all"
+        Which atoms may appear as context: ``"all"`` (atoms 1 to ``n_atoms - 1``), ``"in"``
+        (the first half) or ``"out"`` (the second half). Training on ``"in"`` and testing
+        on ``"out"`` is a covariate shift: ``p(x)`` moves, ``p(y | concept)`` does not.
+    atoms : array-like of shape (n_atoms, n_features) or None, default=None
+        Reuse a dictionary from an earlier call (the same "model"); ``None`` draws one.
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    data : Bunch
+        ``X`` (n_samples, n_features), ``y`` (n_samples,) int labels, ``codes``
+        (n_samples, n_atoms) ground-truth magnitudes, ``atoms`` (n_atoms, n_features)
+        and ``concept`` (the index of the concept atom, 0).
+
+    References
+    ----------
+    .. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
+       Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_superposition_activations
+    >>> pool = make_superposition_activations(n_samples=500, random_state=0)
+    >>> task = make_superposition_activations(n_samples=100, concept_rate=0.5,
+    ...                                       atoms=pool.atoms, random_state=1)
+    >>> task.X.shape, int((task.codes != 0).sum(axis=1).max())
+    ((100, 64), 4)
+    """
+    rng = check_random_state(random_state)
+    lo, hi = (float(v) for v in magnitude) if len(magnitude) == 2 else (np.nan, np.nan)
+    if not (np.isfinite(lo) and np.isfinite(hi) and 0 <= lo <= hi):
+        raise ValueError(
+            f"magnitude must be a pair (low, high) with 0 <= low <= high, got {magnitude!r}."
+        )
+    if atoms is None:
+        atoms = rng.standard_normal((n_atoms, n_features))
+        atoms /= np.linalg.norm(atoms, axis=1, keepdims=True)
+    else:
+        atoms = np.asarray(atoms, dtype=np.float64)
+        if atoms.ndim != 2 or atoms.shape != (n_atoms, n_features):
+            raise ValueError(
+                f"atoms must have shape (n_atoms, n_features) = ({n_atoms}, {n_features}), "
+                f"got {atoms.shape}."
+            )
+    half = 1 + (n_atoms - 1) // 2
+    pool = {"all": np.arange(1, n_atoms), "in": np.arange(1, half),
+            "out": np.arange(half, n_atoms)}[context]
+    if n_active > pool.size:
+        raise ValueError(
+            f"n_active must be at most the {pool.size} context atoms of context={context!r}, "
+            f"got n_active={n_active}."
+        )
+    y = (rng.random_sample(n_samples) < concept_rate).astype(int)
+    codes = np.zeros((n_samples, n_atoms))
+    mags = rng.uniform(lo, hi, size=(n_samples, n_active))
+    for i in range(n_samples):
+        n_context = n_active - y[i]
+        chosen = rng.choice(pool, size=n_context, replace=False)
+        codes[i, chosen] = mags[i, :n_context]
+        if y[i]:
+            codes[i, 0] = mags[i, -1]
+    X = codes @ atoms + noise * rng.standard_normal((n_samples, n_features))
+    return Bunch(X=X, y=y, codes=codes, atoms=atoms, concept=0)

@@ -1,6 +1,15 @@
 """Common-check settings for :mod:`skpaper.representation`."""
 
-from skpaper.representation import DeepLinearRegressor, TwoLayerReLURegressor
+from sklearn.linear_model import LogisticRegression
+
+from skpaper.representation import (
+    DeepLinearRegressor,
+    SparseAutoencoder,
+    TwoLayerReLURegressor,
+)
+
+_TINY_SAE = dict(n_latents=16, k=4, max_epochs=3, batch_size=64, random_state=0,
+                 inference_dtype="float64")
 
 INIT_PARAMS = {
     "DeepLinearRegressor": {"init_scale": 1e-3, "max_iter": 2000, "tol": 1e-6,
@@ -14,6 +23,13 @@ INIT_PARAMS = {
                                       random_state=0),
         "mode": "scratch",
     },
+    "SparseAutoencoder": dict(_TINY_SAE),
+    "SAEProbeClassifier": {"sae": SparseAutoencoder(**_TINY_SAE), "k": 4, "Cs": 3,
+                           "random_state": 0},
+    "ProbeSearchCV": {"estimator": LogisticRegression(), "param_grid": {"C": [0.1, 1.0]}},
+    "QuiverOfArrows": {"estimators": {"lr": LogisticRegression(),
+                                      "lr_weak": LogisticRegression(C=0.01)}},
+    "LatentSelector": {"k": 2},
 }
 
 EXTRA_INSTANCES = {
@@ -21,6 +37,7 @@ EXTRA_INSTANCES = {
     "TransferRegressor": [
         {"source": TwoLayerReLURegressor(n_hidden=16, max_iter=300, random_state=0)},
     ],
+    "SparseAutoencoder": [{"arch": "relu"}, {"arch": "jumprelu"}],
 }
 
 EXPECTED_FAILED_CHECKS = {}

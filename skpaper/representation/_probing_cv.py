@@ -1,0 +1,373 @@
+"""Validation protocol of the sparse-probing paper: the fold rule and a hyper-parameter search.
+
+Kantamneni, Engels et al. (ICML 2025) choose every hyper-parameter (probe ``C``, PCA
+width, ``k`` of KNN, boosting and MLP settings) by the mean validation AUC over folds
+that depend on the training-set size; :class:`PaperCV` is that rule and
+:class:`ProbeSearchCV` the search that uses it.
+"""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.metrics import check_scoring, roc_auc_score
+from sklearn.model_selection import (
+    LeavePOut,
+    ParameterGrid,
+    ParameterSampler,
+    StratifiedKFold,
+    StratifiedShuffleSplit,
+    check_cv,
+)
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
+
+__all__ = ["PaperCV", "ProbeSearchCV"]
+
+
+
+def check_binary_target(y):
+    """Raise the scikit-learn message for non-binary targets; return the two classes."""
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type != "binary":
+        raise ValueError(
+            f"Only binary classification is supported. The type of the target is {y_type}."
+        )
+    classes = np.unique(y)
+    if classes.size != 2:
+        raise ValueError(
+            f"y must hold samples of both classes of a binary problem; got {classes.size} "
+            f"class ({classes!r})."
+        )
+    return classes
+
+
+class PaperCV:
+    """Folds chosen by training-set size, as in the paper's validation protocol.
+
+    ``n <= 12``: leave-two-out; ``n < 128``: stratified 6-fold; otherwise one holdout
+    of ``min(int(0.2 n), 100)`` samples. Only folds whose validation part holds both
+    classes are yielded (AUC is undefined otherwise).
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance or None, default=42
+        Shuffles the stratified folds and the holdout. The paper fixes 42.
+
+    Notes
+    -----
+    The paper's code takes the holdout as the *last* rows of an already shuffled
+    training set; here it is a stratified random holdout, which is the same in
+    distribution and does not depend on the row order of the caller's data.
+
+    References
+    ----------
+    .. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
+       Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.representation import PaperCV
+    >>> y = np.tile([0, 1], 5)
+    >>> len(list(PaperCV().split(np.zeros((10, 1)), y)))  # pairs with both classes
+    25
+    """
+
+    def __init__(self, random_state=42):
+        self.random_state = random_state
+
+    def __repr__(self):
+        return f"PaperCV(random_state={self.random_state!r})"
+
+    def _splitter(self, n, y):
+        if n <= 12:
+            return LeavePOut(2)
+        if n < 128:
+            return StratifiedKFold(n_splits=6, shuffle=True, random_state=self.random_state)
+        val_size = min(int(0.2 * n), 100)
+        classes, counts = np.unique(y, return_counts=True)
+        if classes.size < 2 or counts.min() < 2:
+            rng = check_random_state(self.random_state)
+            order = rng.permutation(n)
+            return [(np.sort(order[val_size:]), np.sort(order[:val_size]))]
+        return StratifiedShuffleSplit(n_splits=1, test_size=val_size,
+                                      random_state=self.random_state)
+
+    def split(self, X, y, groups=None):
+        """Yield ``(train, validation)`` index pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        groups : None
+            Ignored.
+
+        Yields
+        ------
+        train, validation : ndarray of int
+        """
+        y = np.asarray(y)
+        n = len(y)
+        splitter = self._splitter(n, y)
+        with warnings.catch_warnings():
+            # Classes smaller than the fold count only make some folds unusable.
+            warnings.filterwarnings("ignore", message="The least populated class")
+            folds = (list(splitter.split(np.zeros((n, 1)), y)) if hasattr(splitter, "split")
+                     else splitter)
+        for train, val in folds:
+            if np.unique(y[val]).size == 2:
+                yield np.asarray(train), np.asarray(val)
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        """Number of usable folds for ``y``.
+
+        Parameters
+        ----------
+        X : ignored
+        y : array-like of shape (n_samples,)
+        groups : ignored
+
+        Returns
+        -------
+        n_splits : int
+        """
+        if y is None:
+            raise ValueError("y is required: the folds depend on the labels, got y=None.")
+        return sum(1 for _ in self.split(X, y))
+
+
+def resolve_cv(cv, y):
+    """``"auto"`` -> :class:`PaperCV`; otherwise :func:`sklearn.model_selection.check_cv`."""
+    if isinstance(cv, str):
+        return PaperCV()
+    return check_cv(cv, y, classifier=True)
+
+
+def fold_score(estimator, X, y, train, val, scorer, is_auc):
+    """Score of a clone of ``estimator`` fitted on ``train``, evaluated on ``val``.
+
+    A single-class training fold gets the neutral AUC 0.5 (the paper's convention) or
+    ``nan`` for another scorer (then ignored in the mean).
+    """
+    if np.unique(y[train]).size < 2:
+        return 0.5 if is_auc else np.nan
+    model = clone(estimator).fit(X[train], y[train])
+    if is_auc:
+        return float(roc_auc_score(y[val], positive_scores(model, X[val])))
+    return float(scorer(model, X[val], y[val]))
+
+
+def positive_scores(model, X):
+    """Positive-class score: ``decision_function`` or else the logit of ``predict_proba``.
+
+    Both rank samples as the probability does (so AUCs agree) and are positive exactly
+    where the positive class is predicted.
+    """
+    if hasattr(model, "decision_function"):
+        return np.asarray(model.decision_function(X), dtype=np.float64).ravel()
+    p = np.clip(model.predict_proba(X)[:, 1], 1e-12, 1 - 1e-12)
+    return np.log(p) - np.log1p(-p)
+
+
+def cv_mean_score(estimator, X, y, splits, scoring="roc_auc"):
+    """Mean validation score of ``estimator`` over ``splits`` (``nan`` if none usable)."""
+    is_auc = scoring == "roc_auc"
+    scorer = None if is_auc else check_scoring(estimator, scoring=scoring)
+    scores = [fold_score(estimator, X, y, tr, va, scorer, is_auc) for tr, va in splits]
+    scores = [s for s in scores if np.isfinite(s)]
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+class BestEstimatorMixin:
+    """``predict``, ``predict_proba`` and ``decision_function`` of ``best_estimator_``.
+
+    For binary meta-classifiers that choose one fitted estimator (a search, a quiver).
+    """
+
+    def predict(self, X):
+        """Labels predicted by ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self.best_estimator_.predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self.best_estimator_.predict_proba(X)
+
+    def decision_function(self, X):
+        """Positive-class score of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            Its ``decision_function``, or the logit of its positive-class probability.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return positive_scores(self.best_estimator_, X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = False
+        return tags
+
+
+class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Hyper-parameter search with the paper's folds, for binary probes.
+
+    Like :class:`~sklearn.model_selection.GridSearchCV`, but the grid may depend on
+    the data size (PCA widths and KNN ``k`` in the paper are capped by the number of
+    training samples), folds follow :class:`PaperCV`, single-class training folds
+    score a neutral AUC of 0.5, and fewer than four samples skip the search (the
+    estimator is fitted as given and its *training* AUC is reported, as in the paper).
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A binary classifier with ``predict_proba`` or ``decision_function``.
+    param_grid : dict or callable
+        ``{name: list of values}``, or ``f(n_samples, n_features, min_train_size) ->
+        dict`` for grids that depend on the data size.
+    n_iter : int or None, default=None
+        ``None`` tries the whole grid; an int samples that many configurations (as
+        the paper does for XGBoost and MLP).
+    cv : "auto", int or cross-validation splitter, default="auto"
+        ``"auto"`` is :class:`PaperCV`.
+    scoring : str or callable, default="roc_auc"
+    random_state : int, RandomState instance or None, default=None
+        Seeds the sampled configurations (``n_iter``).
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        Refitted on all the data with ``best_params_``.
+    best_params_ : dict
+    best_score_ : float
+        Mean validation score of ``best_params_`` (the "validation AUC" that the
+        quiver of arrows compares).
+    cv_results_ : dict
+        ``params`` and ``mean_test_score`` per configuration.
+    classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined only when ``X`` has string column names.
+
+    See Also
+    --------
+    paper_baselines : the five baselines of the paper as searches of this kind.
+
+    References
+    ----------
+    .. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
+       Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from skpaper.representation import ProbeSearchCV
+    >>> X, y = make_classification(n_samples=60, random_state=0)
+    >>> search = ProbeSearchCV(LogisticRegression(), {"C": np.logspace(5, -5, 10)}).fit(X, y)
+    >>> bool(search.best_score_ > 0.8)
+    True
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"])],
+        "param_grid": [dict, callable],
+        "n_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "cv": [StrOptions({"auto"}), "cv_object"],
+        "scoring": [str, callable],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator, param_grid, *, n_iter=None, cv="auto", scoring="roc_auc",
+                 random_state=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.n_iter = n_iter
+        self.cv = cv
+        self.scoring = scoring
+        self.random_state = random_state
+
+    def _candidates(self, n_samples, n_features, min_train):
+        grid = self.param_grid
+        if callable(grid):
+            grid = grid(n_samples, n_features, min_train)
+        if not isinstance(grid, dict):
+            raise TypeError(f"param_grid must be or return a dict, got {type(grid).__name__}.")
+        if not grid:
+            return [{}]
+        if self.n_iter is None:
+            return list(ParameterGrid(grid))
+        return list(ParameterSampler(grid, n_iter=self.n_iter,
+                                     random_state=check_random_state(self.random_state)))
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Search the grid with the paper's folds and refit the best configuration.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels.
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = validate_data(self, X, y)
+        self.classes_ = check_binary_target(y)
+        splits = list(resolve_cv(self.cv, y).split(X, y)) if X.shape[0] >= 4 else []
+        min_train = min((len(tr) for tr, _ in splits), default=X.shape[0])
+        candidates = self._candidates(X.shape[0], X.shape[1], min_train)
+        if splits:
+            scores = [cv_mean_score(clone(self.estimator).set_params(**params), X, y, splits,
+                                    self.scoring) for params in candidates]
+            finite = np.where(np.isfinite(scores), scores, -np.inf)
+            best = int(np.argmax(finite))
+            self.best_params_ = candidates[best]
+            self.best_score_ = float(scores[best])
+        else:
+            scores = [float("nan")] * len(candidates)
+            self.best_params_ = {}
+        self.cv_results_ = {"params": candidates, "mean_test_score": np.asarray(scores)}
+        self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(X, y)
+        if not splits:
+            # Too few samples to validate: the paper reports the training AUC instead.
+            train_scores = positive_scores(self.best_estimator_, X)
+            self.best_score_ = float(roc_auc_score(y, train_scores))
+        return self
