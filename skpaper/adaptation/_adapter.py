@@ -14,7 +14,6 @@ from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from ..nn import BaseTorchEstimator
-from ..utils import derive_seed
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
 from ._filter import SteadyStateFilter
 from ._losses import LOSSES, prior_correction
@@ -261,6 +260,9 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
     19
     """
 
+    # The name starts with "Test": keep pytest from collecting the class.
+    __test__ = False
+
     _parameter_constraints = {
         "estimator": [HasMethods(["fit"]), nn.Module, None],
         "loss": [StrOptions({"entropy", "roid", "eata", "none"})],
@@ -396,6 +398,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
                 "or params='all'."
             )
         self._source_state = {k: v.detach().clone() for k, v in self.module_.state_dict().items()}
+        self._generator_start = self._generator.get_state()
         self.step_history_, self.sigma2_history_, self.loss_history_ = [], [], []
         self.n_steps_ = 0
         self._init_adaptation_state()
@@ -436,7 +439,8 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
         """Return to the source weights and the state right after :meth:`fit`.
 
         Weights and buffers are restored bit for bit; the momentum, the anchor,
-        the loss's running statistics and SSA's noise window are cleared. The
+        the loss's running statistics, SSA's noise window and the random
+        augmentations start afresh. The
         histories and ``n_steps_`` keep counting.
 
         Returns
@@ -446,6 +450,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
         check_is_fitted(self)
         self._restore_source()
         self.filter_.reset()
+        self._generator.set_state(self._generator_start)
         return self
 
     # -------------------------------------------------------------- adaptation

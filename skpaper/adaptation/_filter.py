@@ -193,6 +193,11 @@ class SteadyStateFilter:
             The gradient-noise variance ``sigma_k^2`` (NaN before the window
             is full).
         """
+        if w_prev.shape != self.source.shape or w_new.shape != self.source.shape:
+            raise ValueError(
+                f"w_prev and w_new must have the source's shape {tuple(self.source.shape)}, "
+                f"got {tuple(w_prev.shape)} and {tuple(w_new.shape)}."
+            )
         proxy = float((w_prev - w_new).double().mean()) / self.lr
         step, sigma2 = 1.0, math.nan
         if len(self.proxies) == self.window:
