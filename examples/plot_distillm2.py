@@ -33,7 +33,7 @@ train, pool, held = texts[:1024], texts[1024:1280], texts[1280:]
 tokenizer = CharTokenizer(alphabet=source["alphabet"])
 common = dict(tokenizer=tokenizer, max_len=18, batch_size=64, lr=3e-3, device="cpu",
               random_state=0)
-teacher = LanguageModel(n_layers=2, d_model=48, n_heads=4, max_epochs=12, **common).fit(train)
+teacher = LanguageModel(n_layers=2, d_model=48, n_heads=4, max_epochs=20, **common).fit(train)
 student = LanguageModel(n_layers=1, d_model=24, n_heads=2, max_epochs=2, **common).fit(train)
 print(f"teacher test score {teacher.score(held):.3f}, student {student.score(held):.3f} "
       f"(minus the source entropy: {-source['entropy_rate']:.3f})")
@@ -75,7 +75,7 @@ for loss in ("seqkd", "fkl", "distillm2"):
     judge = Judge()
     distiller = ContrastiveDistiller(
         teacher=FrozenEstimator(teacher), student=FrozenEstimator(student), loss=loss,
-        n_rounds=3, max_epochs=4, batch_size=64, lr=2e-3, max_new_tokens=13, device="cpu",
+        n_rounds=3, max_epochs=8, batch_size=64, lr=2e-3, max_new_tokens=13, device="cpu",
         random_state=0, callbacks=[judge]).fit(prompts)
     curves[loss] = judge.curve
     signature[loss] = [r["logq_rejected"] for r in distiller.history_]
@@ -91,7 +91,7 @@ ax1.set_xlabel("epoch")
 ax1.set_ylabel("teacher NLL of student samples")
 ax1.legend()
 ax2.plot(signature["distillm2"], marker="o")
-ax2.set_xlabel("epoch (student samples drawn again every 4)")
+ax2.set_xlabel("epoch (student samples drawn again every 8)")
 ax2.set_ylabel("log q(student samples) per token")
 ax2.set_title("DistiLLM-2 pushes down its own samples")
 fig.tight_layout()

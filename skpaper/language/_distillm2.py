@@ -176,6 +176,8 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
     ``gradual_beta`` schedule :math:`\\beta_t = \\beta + 0.5 \\min(1, 2t/T)`
     follow the authors' released trainer, whose defaults are
     :math:`\\alpha_1 = \\alpha_2 = 0.1`, :math:`\\beta = 1`, both options off.
+    The formulas were checked against that trainer; the paper's equation
+    numbers are not quoted.
 
     Adaptive :math:`\\alpha` (reconstructed): per sequence,
     :math:`g = e^{\\overline{\\log p}(y)} - e^{\\overline{\\log q}(y)}`

@@ -320,3 +320,23 @@ def test_load_dataset_descriptions_is_real_english():
     assert len(paragraphs) < len(texts)
     with pytest.raises(ValueError, match="unit must be"):
         load_dataset_descriptions(unit="word")
+
+
+# -------------------------------------------------------------------------------- claims
+def test_smoke_experiment_records_every_method_and_curve():
+    from skpaper.papers.distillm2 import _SCALES, _experiment
+
+    cfg = _SCALES["smoke"]
+    runs = _experiment("smoke", 0)
+    assert len(runs) == cfg["n_worlds"] * cfg["n_seeds"]
+    rows = runs[0]["rows"]
+    assert [r["method"] for r in rows] == ["student init", *cfg["methods"]]
+    n_points = 1 + cfg["rounds"] * cfg["epochs"] // cfg["curve_every"]
+    for row in rows[1:]:
+        assert len(row["curve"]) == n_points
+        assert row["curve"][0] == rows[1]["curve"][0]  # every method starts from one student
+    for row in rows:
+        values = [row[k] for k in ("teacher_nll", "fwd_kl", "rev_kl", "logq_teacher",
+                                   "logq_own_initial")]
+        assert np.isfinite(values).all() and row["fwd_kl"] >= 0 and row["rev_kl"] >= 0
+    assert 0 < runs[0]["floor"] < np.log(cfg["n_symbols"] + 4)
