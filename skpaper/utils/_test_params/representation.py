@@ -41,3 +41,22 @@ EXTRA_INSTANCES = {
 }
 
 EXPECTED_FAILED_CHECKS = {}
+
+# -- microscopy MAE framework (Kenyon-Dean et al., ICML 2025) ---------------------------------
+from skpaper.representation import MicroscopyMAE as _MicroscopyMAE  # noqa: E402
+
+_TINY_MAE = dict(patch_size=2, embed_dim=8, depth=2, n_heads=2, decoder_dim=8,
+                 decoder_heads=2, max_epochs=2, batch_size=32, random_state=0, device="cpu")
+
+INIT_PARAMS.update({
+    "MicroscopyMAE": dict(_TINY_MAE),
+    "BlockSearchProbe": {"encoder": _MicroscopyMAE(**_TINY_MAE), "cv": 2},
+    "TypicalVariationNormalizer": {},
+    "PerturbationConsistencyFilter": {"n_permutations": 50, "random_state": 0},
+})
+
+EXTRA_INSTANCES.update({
+    "MicroscopyMAE": [{"channel_agnostic": True, "residual": "rw+lr", "block_type": "parallel",
+                       "laurel_rank": 2}],
+    "TypicalVariationNormalizer": [{"whiten": False}, {"coral": True}],
+})

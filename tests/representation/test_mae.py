@@ -1,0 +1,156 @@
+"""Tests of the MAE losses, module and the MicroscopyMAE estimator."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+
+from skpaper.representation import MaskedAutoencoderViT, MicroscopyMAE, fourier_loss, mae_loss
+
+
+def test_fourier_loss_zero_on_identical_inputs_and_positive_otherwise():
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 5, 2 * 16, generator=gen)
+    assert float(fourier_loss(x, x, 4)) == 0.0
+    assert float(fourier_loss(x, x, 4, torch.ones(3, 5))) == 0.0
+    assert float(fourier_loss(x + 0.1 * torch.randn(x.shape, generator=gen), x, 4)) > 0.0
+
+
+def test_fourier_loss_ignores_unmasked_tokens_and_phase():
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 4, 16, generator=gen)
+    mask = torch.tensor([[1.0, 0, 0, 1], [0, 1, 0, 0]])
+    y = x.clone()
+    y[mask == 0] += 5.0
+    assert float(fourier_loss(y, x, 4, mask)) == pytest.approx(0.0, abs=1e-6)
+    # a circular shift inside a patch keeps every Fourier magnitude
+    patches = x.reshape(2, 4, 1, 4, 4)
+    shifted = torch.roll(patches, shifts=1, dims=-1).reshape(2, 4, 16)
+    assert float(fourier_loss(shifted, x, 4)) == pytest.approx(0.0, abs=1e-5)
+
+
+def test_mae_loss_mixes_one_minus_w_and_w():
+    gen = torch.Generator().manual_seed(2)
+    pred, target = torch.randn(2, 6, 16, generator=gen), torch.randn(2, 6, 16, generator=gen)
+    mask = (torch.rand(2, 6, generator=gen) > 0.5).float()
+    mask[0, 0] = 1.0
+    total, mse, four = mae_loss(pred, target, mask, 4, 0.25)
+    expected_mse = (((pred - target) ** 2).mean(-1) * mask).sum() / mask.sum()
+    torch.testing.assert_close(mse, expected_mse)
+    torch.testing.assert_close(four, fourier_loss(pred, target, 4, mask))
+    torch.testing.assert_close(total, 0.75 * mse + 0.25 * four)
+    total0, mse0, four0 = mae_loss(pred, target, mask, 4, 0.0)
+    assert float(total0) == float(mse0) and float(four0) == 0.0
+
+
+@pytest.mark.parametrize("agnostic", [False, True])
+def test_mae_module_masks_exactly_and_reconstructs_every_token(agnostic):
+    torch.manual_seed(0)
+    mae = MaskedAutoencoderViT(3, 4, (3, 2), embed_dim=16, depth=2, n_heads=2,
+                               channel_agnostic=agnostic)
+    pred, target, mask = mae(torch.randn(5, 3, 12, 8), 0.5,
+                             torch.Generator().manual_seed(0))
+    n_tokens = 6 * (3 if agnostic else 1)
+    assert pred.shape == target.shape == (5, n_tokens, 16 * (1 if agnostic else 3))
+    assert torch.all(mask.sum(1) == n_tokens // 2)
+    # the target is the per-channel standardised image
+    images = torch.randn(2, 3, 12, 8)
+    std = mae.prepare(images)
+    torch.testing.assert_close(std.mean(dim=(-2, -1)), torch.zeros(2, 3), atol=1e-5, rtol=0)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return X[:240], y[:240]
+
+
+@pytest.fixture(scope="module")
+def fitted(digits):
+    X, _ = digits
+    return MicroscopyMAE(image_shape=(1, 8, 8), patch_size=2, embed_dim=16, depth=3,
+                         n_heads=2, decoder_dim=8, decoder_heads=2, max_epochs=4, lr=3e-3,
+                         layer_scale=None, random_state=0, device="cpu").fit(X)
+
+
+def test_microscopy_mae_blocks_transform_and_trim_agree(fitted, digits):
+    X, _ = digits
+    all_blocks = fitted.transform_all_blocks(X)
+    assert all_blocks.shape == (3, len(X), 16)
+    np.testing.assert_allclose(fitted.transform(X), all_blocks[-1])
+    for b in (1, 2):
+        np.testing.assert_allclose(fitted.transform(X, block=b), all_blocks[b - 1])
+        np.testing.assert_allclose(fitted.trim(b).transform(X), all_blocks[b - 1])
+    assert fitted.trim(2).depth == 2 and fitted.depth == 3
+    assert fitted.get_feature_names_out().shape == (16,)
+
+
+def test_microscopy_mae_trains_seeded_and_pickles(fitted, digits):
+    X, _ = digits
+    losses = [h["train_loss"] for h in fitted.history_]
+    assert losses[-1] < losses[0]
+    assert fitted.n_iter_ == 4 and fitted.n_tokens_ == 16
+    again = clone(fitted).fit(X)
+    np.testing.assert_allclose(again.transform(X[:20]), fitted.transform(X[:20]), atol=1e-6)
+    loaded = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_allclose(loaded.transform(X[:20]), fitted.transform(X[:20]))
+    trimmed = pickle.loads(pickle.dumps(fitted.trim(2)))
+    np.testing.assert_allclose(trimmed.transform(X[:20]), fitted.transform(X[:20], block=2))
+    assert np.isfinite(fitted.score(X[:40]))
+
+
+def test_microscopy_mae_pads_rows_to_square_images():
+    X = np.random.default_rng(0).normal(size=(20, 10))
+    mae = MicroscopyMAE(patch_size=2, embed_dim=8, depth=1, n_heads=2, decoder_dim=8,
+                        decoder_heads=2, max_epochs=1, random_state=0, device="cpu").fit(X)
+    assert mae.image_shape_ == (1, 4, 4) and mae.padded_shape_ == (1, 4, 4)
+    assert mae.transform(X).shape == (20, 8)
+
+
+def test_microscopy_mae_variants_fit(digits):
+    X, _ = digits
+    for params in ({"channel_agnostic": True, "residual": "rw+lr", "laurel_rank": 2},
+                   {"block_type": "parallel", "residual": "rw", "fourier_weight": 0.0}):
+        mae = MicroscopyMAE(image_shape=(1, 8, 8), patch_size=4, embed_dim=8, depth=2,
+                            n_heads=2, decoder_dim=8, decoder_heads=2, max_epochs=1,
+                            random_state=0, device="cpu", **params).fit(X[:64])
+        assert mae.transform_all_blocks(X[:5]).shape == (2, 5, 8)
+
+
+def test_microscopy_mae_in_pipeline_and_grid_search(digits):
+    X, y = digits
+    pipe = make_pipeline(
+        MicroscopyMAE(image_shape=(1, 8, 8), patch_size=4, embed_dim=8, n_heads=2,
+                      decoder_dim=8, decoder_heads=2, max_epochs=1, random_state=0,
+                      device="cpu"),
+        LogisticRegression(max_iter=500),
+    )
+    search = GridSearchCV(pipe, {"microscopymae__depth": [1, 2]}, cv=2).fit(X, y)
+    assert search.best_params_["microscopymae__depth"] in (1, 2)
+    assert 0.0 <= search.score(X, y) <= 1.0
+
+
+def test_microscopy_mae_bad_inputs(fitted, digits):
+    X, _ = digits
+    with pytest.raises(ValueError, match="block must be None or an int in"):
+        fitted.transform(X, block=4)
+    with pytest.raises(ValueError, match="block must be None or an int in"):
+        fitted.transform(X, block=0)
+    with pytest.raises(ValueError, match="X has 64 features, but image_shape"):
+        MicroscopyMAE(image_shape=(2, 8, 8), max_epochs=1).fit(X)
+    with pytest.raises(ValueError, match="embed_dim must be a multiple of 4"):
+        MicroscopyMAE(embed_dim=10, n_heads=2, max_epochs=1).fit(X)
+    with pytest.raises(ValueError, match="n_heads=3 must divide embed_dim"):
+        MicroscopyMAE(embed_dim=16, n_heads=3, max_epochs=1).fit(X)
+    with pytest.raises(ValueError, match="image_shape must be None or"):
+        MicroscopyMAE(image_shape=(8, 8), max_epochs=1).fit(X)
+    with pytest.raises(ValueError, match="mask_ratio"):
+        MicroscopyMAE(mask_ratio=1.5).fit(X)
+    with pytest.raises(ValueError, match="X has 10 features"):
+        fitted.transform(X[:, :10])
