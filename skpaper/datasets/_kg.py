@@ -223,7 +223,8 @@ def load_tkg(path):
     >>> from skpaper.datasets import load_tkg
     >>> folder = tempfile.mkdtemp()
     >>> with open(os.path.join(folder, "train.txt"), "w") as f:
-    ...     _ = f.write("Japan\\tvisit\\tChina\\t2014-01-02\\nChina\\thost\\tJapan\\t2014-01-01\\n")
+    ...     _ = f.write("Japan\\tvisit\\tChina\\t2014-01-02\\n"
+    ...                 "China\\thost\\tJapan\\t2014-01-01\\n")
     >>> data = load_tkg(folder)
     >>> data.train.tolist(), list(data.timestamps)
     ([[1, 1, 0, 1], [0, 0, 1, 0]], ['2014-01-01', '2014-01-02'])

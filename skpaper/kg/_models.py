@@ -179,6 +179,11 @@ class TeASTModule(TKGModule):
 class TeDSModule(TKGModule):
     """TeDS in quaternion space: synchronic and diachronic timestamps.
 
+    Reconstructed from the paper's abstract (the body and code were not available):
+    the swapped components of the composites, the angle schedule, the axis û and
+    the composition are this library's choices, documented in
+    :class:`~skpaper.kg.TeDSLinkPredictor`.
+
     Parameters
     ----------
     time_angle : {"linear", "learned"}
