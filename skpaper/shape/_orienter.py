@@ -151,7 +151,12 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
     exposes for ``loss="l2"``. Regressing modulo O avoids it for every G_S
     contained in O. The loss and the voting scheme follow the official code;
     its voting distance is the octahedral absolute-cosine loss, ours the
-    quotient distance (both are invariant to O). The backward pass of the
+    quotient distance (both are invariant to O). ``loss="l2"`` regresses the
+    raw 9 outputs, the setting of Prop. 3.1; the official ``l2`` option instead
+    compares the up and front columns after the projection. The synthetic
+    shapes, the PointNet-lite backbone and the scaled-down DGCNN are this
+    library's reconstruction of a CPU-sized experiment, not the paper's
+    ShapeNet setup. The backward pass of the
     projection uses the polar-factor gradient, which is finite at repeated
     singular values, instead of zeroing NaN gradients of the SVD.
 
