@@ -61,8 +61,8 @@ _CONFIG = {
                  imbalance_n=1024, noise_ns=(16, 128, 512, 1024),
                  noise_fracs=tuple(float(f) for f in regime_grid("noise")[1:]),
                  shift_n=1024, n_test=1000,
-                 quiver_ns=tuple(int(n) for n in regime_grid("scarcity")[::3]),
-                 quiver_ratios=(0.05, 0.1, 0.2, 0.3, 0.5), quiver_n=1024,
+                 quiver_ns=tuple(int(n) for n in regime_grid("scarcity")[::4]),
+                 quiver_ratios=(0.05, 0.2, 0.5), quiver_n=1024, quiver_reps=3,
                  baselines=("logreg", "pca", "knn", "xgboost", "mlp"), n_jobs=-1),
 }
 
@@ -139,9 +139,8 @@ def _test_auc(est, X, y, train, test, y_train):
     return float(roc_auc_score(y[test], est.decision_function(X[test])))
 
 
-def _head_to_head(task, scale, world):
+def _head_to_head(task, cfg, world):
     (regime, param, n, frac), rep_seed = task
-    cfg = _CONFIG[scale]
     X, y, train, test = _split(world, cfg, regime, param, n, rep_seed)
     y_train = flip_labels(y[train], frac, random_state=rep_seed) if frac else y[train]
     methods = {"logreg": paper_baselines(random_state=rep_seed, include=["logreg"])["logreg"],
@@ -149,14 +148,14 @@ def _head_to_head(task, scale, world):
     return {name: _test_auc(est, X, y, train, test, y_train) for name, est in methods.items()}
 
 
-def _run_cells(func, cells, scale, seed):
+def _run_cells(func, cells, scale, seed, reps=None):
     cfg = _CONFIG[scale]
-    seeds = spawn_seeds(seed + 1, cfg["reps"])
+    reps = cfg["reps"] if reps is None else reps
+    seeds = spawn_seeds(seed + 1, reps)
     tasks = [(cell, s) for cell in cells for s in seeds]
     # The SAE is trained once here and shipped to the workers with the data.
-    out = parallel_map(func, tasks, n_jobs=cfg["n_jobs"], scale=scale,
+    out = parallel_map(func, tasks, n_jobs=cfg["n_jobs"], cfg=cfg,
                        world=_world(scale, seed))
-    reps = cfg["reps"]
     return [{name: float(np.mean([r[name] for r in out[i * reps:(i + 1) * reps]]))
              for name in out[i * reps]} for i in range(len(cells))]
 
@@ -248,9 +247,8 @@ def _plot_regimes(out_dir, cfg, cells, lr, k1, k16):
     return save_figure(fig, out_dir, "auc_by_regime")
 
 
-def _quiver_cell(task, scale, world):
+def _quiver_cell(task, cfg, world):
     (regime, param, n, _), rep_seed = task
-    cfg = _CONFIG[scale]
     X, y, train, test = _split(world, cfg, regime, param, n, rep_seed)
     baselines = paper_baselines(random_state=rep_seed, include=list(cfg["baselines"]))
     without = QuiverOfArrows(baselines)
@@ -274,7 +272,8 @@ def _claim_quiver(scale, seed, out_dir):
     cfg = _CONFIG[scale]
     cells = [("scarcity", n, n, 0.0) for n in cfg["quiver_ns"]]
     cells += [("imbalance", r, cfg["quiver_n"], 0.0) for r in cfg["quiver_ratios"]]
-    results = _run_cells(_quiver_cell, cells, scale, seed)
+    reps = cfg.get("quiver_reps", cfg["reps"])
+    results = _run_cells(_quiver_cell, cells, scale, seed, reps)
     with_sae = np.array([r["with_sae"] for r in results])
     without = np.array([r["without_sae"] for r in results])
     chosen = np.array([r["sae_chosen"] for r in results])
@@ -301,6 +300,6 @@ def _claim_quiver(scale, seed, out_dir):
         passed=bool(gain < _QUIVER_TOL),
         artifacts=[artifact],
         notes=(f"Baselines: {', '.join(cfg['baselines'])} (the paper's grids and folds); SAE "
-               f"arms: probes with k in {_SAE_KS}. {cfg['reps']} repeats per cell. The "
+               f"arms: probes with k in {_SAE_KS}. {reps} repeats per cell. The "
                "boosting and MLP baselines run at full scale only (CPU time)."),
     )
