@@ -113,7 +113,7 @@ def _stage_one_case(quick):
 
     return Case("stage 1 fit+predict: quotient vs PCA",
                 ours=lambda: score(QuotientOrienter(n_points=n_points, max_epochs=epochs,
-                                                    batch_size=16, n_votes=5, device="cpu",
+                                                    batch_size=16, n_votes=50, device="cpu",
                                                     random_state=0)),
                 peer=lambda: score(PCAOrienter()), peer_name="PCA frame",
                 params={"n_train": len(X), "n_points": n_points, "epochs": epochs})
