@@ -217,24 +217,29 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
 
     Notes
     -----
-    One step on batch ``x_k`` (the paper's Algorithm 1 [1]_ on top of a base
-    method): the logits ``f(x_k; w_k)`` are the online predictions; the loss
-    gives ``w_new`` by SGD; SSA's prediction step
+    One step on batch ``x_k`` (SSA [1]_ on top of a base method): the
+    logits ``f(x_k; w_k)`` are the online predictions (as in the reference
+    code, a batch is predicted before the model adapts on it); the loss gives
+    ``w_new`` by SGD; SSA's prediction step
     ``w~ = (1 - alpha_k) w_k + alpha_k w_new`` with
     ``alpha_k = sqrt(sigma_lambda^2 / (eta^2 sigma_k^2))``; and the update
     step ``w_{k+1} = (1 - kappa) w~ + kappa h`` (``h = w_0``, or CMF's hidden
     model). The derivation and the estimate of ``sigma_k^2`` are in
     :class:`SteadyStateFilter`. With ``ssa=False`` and ``kappa=0`` the loop
-    is exactly TENT.
+    is exactly TENT. The paper's full text could not be consulted, so no
+    equation numbers are given; the update follows the authors' public code
+    and the paper's abstract (reconstructed where noted).
 
-    Differences from the reference setting, all at toy scale: the noise floor
-    is calibrated from the first window (``steady_scale``) instead of a fixed
-    ``EPS``; ROID's augmentation is additive Gaussian noise (one tenth of
-    the batch's standard deviation) instead of image transforms, and its
-    prior correction rescales probabilities (the code rescales logits); EATA
-    has no Fisher regulariser. These are reconstructed choices.
-    ``predict(X)`` defaults to plain inference, so that it is a pure function
-    of the fitted state; ``predict(X, adapt=True)`` runs the online stream.
+    Differences from the reference setting, all reconstructed choices: the
+    noise floor may be calibrated from the first window (``steady_scale``)
+    instead of being fixed (``sigma_lambda2``, the code's ``EPS``); ROID's
+    augmentation is additive Gaussian noise (one tenth of the batch's
+    standard deviation) instead of image transforms, and its prior
+    correction rescales probabilities (the code rescales logits); EATA has
+    no Fisher regulariser; parameters are kept as flat vectors rather than
+    deep copies of the model. ``predict(X)`` defaults to plain inference, so
+    that it is a pure function of the fitted state; ``predict(X, adapt=True)``
+    runs the online stream.
 
     References
     ----------
