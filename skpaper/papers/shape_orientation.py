@@ -190,8 +190,8 @@ def _claim_two_stage(scale, seed, out_dir):
                label=f"{name} ({acc[name]:.2f})")
     ax.set_xticks(np.arange(len(fams)), fams)
     ax.set_ylabel("up-axis accuracy (< 10 deg, modulo G_S)")
-    ax.set_ylim(0, 1.05)
-    ax.legend(fontsize=8)
+    ax.set_ylim(0, 1.25)
+    ax.legend(fontsize=8, ncol=3, loc="upper center")
     artifact = save_figure(fig, out_dir, "two_stage_up_accuracy")
     return ClaimResult(
         observed=observed,
