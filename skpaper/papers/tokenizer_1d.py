@@ -41,7 +41,7 @@ _CONFIG = {
     "quick": dict(encoder="mlp", width=128, steps=1000, warmup=200, reset=200, tto_iter=200,
                   n_eval=200, inpaint_tokens=(4, 16), realism_tokens=(2, 4, 16),
                   swap_tokens=4, clip_steps=500, n_random=10),
-    "full": dict(encoder="vit", width=128, steps=4000, warmup=400, reset=250, tto_iter=600,
+    "full": dict(encoder="vit", width=128, steps=3000, warmup=400, reset=250, tto_iter=600,
                  n_eval=_N_TEST, inpaint_tokens=(4, 16, 32), realism_tokens=(2, 4, 8, 16, 32),
                  swap_tokens=8, clip_steps=2000, n_random=20),
 }
@@ -214,9 +214,10 @@ def _class_text_features():
 def _zero_shot(img_enc, class_emb, images):
     import torch
 
+    device = next(img_enc.parameters()).device
     with torch.no_grad():
-        feats = img_enc(torch.as_tensor(images, dtype=torch.float32))
-    return (feats.numpy() @ class_emb.T).argmax(1)
+        feats = img_enc(torch.as_tensor(images, dtype=torch.float32, device=device))
+    return (feats.cpu().numpy() @ class_emb.T).argmax(1)
 
 
 def _pixel_optimisation(objective, X, n_iter, seed):
@@ -243,6 +244,9 @@ def _pixel_optimisation(objective, X, n_iter, seed):
     "training images) the more compressed the tokenizer (fewer tokens).",
 )
 def _claim_realism(scale, seed, out_dir):
+    import copy
+
+    from skpaper.nn import resolve_device
     from skpaper.vision import EmbeddingGuidance, TokenTestTimeOptimizer
 
     cfg = _config(scale)
@@ -251,11 +255,15 @@ def _claim_realism(scale, seed, out_dir):
     img_enc, class_emb = _toy_clip(scale, seed)
     X = d.X_test[: cfg["n_eval"]]
     target = (d.y_test[: cfg["n_eval"]] + 3) % 10
-    objective = EmbeddingGuidance(img_enc, class_emb[target], n_augmentations=4, flip=False)
+    # The guide runs where the tokenizer runs; the cached CPU copy stays for the pixel anchor.
+    guide = copy.deepcopy(img_enc).to(resolve_device("auto"))
+    objective = EmbeddingGuidance(guide, class_emb[target], n_augmentations=4, flip=False)
     observed = {"toy_clip_zero_shot_acc": float(np.mean(
         _zero_shot(img_enc, class_emb, d.X_test) == d.y_test))}
     distances, samples = {}, {}
-    pixels = _pixel_optimisation(objective, X, cfg["tto_iter"], seed)
+    pixels = _pixel_optimisation(
+        EmbeddingGuidance(img_enc, class_emb[target], n_augmentations=4, flip=False), X,
+        cfg["tto_iter"], seed)
     observed["pixels_nn_distance"] = float(_nn_distance(index, pixels).mean())
     observed["pixels_guide_success"] = float(np.mean(_zero_shot(img_enc, class_emb, pixels)
                                                      == target))

@@ -278,9 +278,14 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         images = flat_to_images(self._to_tensor(X), self.image_shape_)
         try:
             self._fit_loop((images,))
+            if not self._codebook_ready:
+                # Training ended inside the warm-up: start the codebook from the encoder anyway.
+                self.module_.quantizer.init_from(self._encoder_outputs(images), self._generator)
         finally:
             for name in ("_step", "_codebook_ready", "_window_counts"):
                 self.__dict__.pop(name, None)
+        for p in self.module_.parameters():
+            p.grad = None
         self.n_steps_ = sum(r["steps"] for r in self.history_)
         codes = self.transform(X)
         self.code_counts_ = np.bincount(codes.ravel(), minlength=int(self.codebook_size))

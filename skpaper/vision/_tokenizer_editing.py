@@ -187,14 +187,14 @@ def find_attribute_positions(tokens, attribute_values, n_positions=None):
         )
     if arr.shape[0] < 2:
         raise ValueError(f"find_attribute_positions needs at least 2 samples, got {arr.shape[0]}.")
+    if attr.dtype.kind == "f" and not np.all(np.isfinite(attr)):
+        raise ValueError("attribute_values contains NaN or infinity.")
     kind = type_of_target(attr)
     continuous = kind == "continuous"
     if kind not in ("binary", "multiclass", "continuous"):
         raise ValueError(
             f"attribute_values must be labels or real values, got a target of type {kind!r}."
         )
-    if continuous and not np.all(np.isfinite(attr)):
-        raise ValueError("attribute_values contains NaN or infinity.")
     n_tokens = arr.shape[1]
     scores = np.empty(n_tokens)
     if arr.ndim == 2:

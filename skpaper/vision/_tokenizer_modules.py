@@ -59,7 +59,8 @@ class _Block(nn.Module):
         self.ln_1 = nn.LayerNorm(width)
         self.attn = nn.MultiheadAttention(width, n_heads, batch_first=True)
         self.ln_2 = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
 
     def forward(self, x):
         h = self.ln_1(x)
@@ -187,13 +188,15 @@ class Tokenizer1DNetwork(nn.Module):
             self.pad = (grid[1] * p - width_px, grid[0] * p - height)
             args = (channels, grid, p, width, depth, n_heads, n_tokens, token_dim)
             self.encoder, self.decoder = _ViTEncoder(*args), _ViTDecoder(*args)
+            self.apply(_init_weights)
         else:
+            # PyTorch's default (fan-in scaled) initialisation: TiTok's std-0.02 weights,
+            # meant for transformers with LayerNorm, leave a plain MLP stuck at the mean image.
             self.pad = (0, 0)
             n_in = height * width_px * channels
             self.encoder = _MLPEncoder(n_in, width, depth, n_tokens, token_dim)
             self.decoder = _MLPDecoder((channels, height, width_px), width, depth, n_tokens,
                                        token_dim)
-        self.apply(_init_weights)
         self.quantizer = VectorQuantizer(codebook_size, token_dim, cosine=cosine, beta=beta)
 
     def encode(self, images):

@@ -48,12 +48,13 @@ def _as_model(model, name):
     return model
 
 
-def _model_dtype(model, default):
+def _run_model(model, inputs):
+    """Call ``model`` on its own device and dtype; return the output on those of ``inputs``."""
     params = getattr(model, "parameters", None)
     if callable(params):
         for p in params():
-            return p.dtype
-    return default
+            return model(inputs.to(device=p.device, dtype=p.dtype)).to(inputs)
+    return model(inputs)
 
 
 def _model_input(images, layout):
@@ -239,9 +240,8 @@ class ClassifierGuidance(TokenObjective):
             target = pos
         target = torch.as_tensor(np.broadcast_to(target, (images.shape[0],)).astype(np.int64),
                                  device=images.device)
-        dtype = _model_dtype(model, images.dtype)
-        logits = model(_model_input(images, layout).to(dtype))
-        return F.cross_entropy(logits, target, reduction="none").to(images.dtype)
+        logits = _run_model(model, _model_input(images, layout))
+        return F.cross_entropy(logits, target, reduction="none")
 
 
 class EmbeddingGuidance(TokenObjective):
@@ -327,12 +327,12 @@ class EmbeddingGuidance(TokenObjective):
         augs = self._augment(images, generator)
         n_aug, n = augs.shape[:2]
         flat = augs.reshape(n_aug * n, *images.shape[1:])
-        dtype = _model_dtype(encoder, images.dtype)
-        feats = encoder(_model_input(flat, layout).to(dtype)).to(images.dtype)
+        feats = _run_model(encoder, _model_input(flat, layout))
         feats = F.normalize(feats, dim=-1).reshape(n_aug, n, -1)
         loss = -self._similarity(feats, self.text_embedding, n, feats)
         if self.negative is not None:
-            loss = loss - (1.0 - float(self.cfg)) * self._similarity(feats, self.negative, n, feats)
+            negative = self._similarity(feats, self.negative, n, feats)
+            loss = loss - (1.0 - float(self.cfg)) * negative
         return loss
 
 
