@@ -1,4 +1,10 @@
-"""Torch estimators: the base class, reusable modules and reference MLPs."""
+"""Torch estimators: the base class, reusable modules and reference MLPs.
+
+The tiny causal language model and its tokenizers (``TinyCausalLM``, ``LanguageModel``,
+``CharTokenizer``, ``BPETokenizer``) are implemented in :mod:`skpaper.language` and are
+also reachable from here; they load on first access, since the language family itself
+builds on this package.
+"""
 
 from ._base import BaseTorchEstimator, Callback, EarlyStopping, resolve_device
 from ._convnet import LaurelConvNetClassifier, make_laurel_convnet
@@ -13,11 +19,25 @@ from ._laurel import (
 from ._laurel_estimators import LaurelMLPClassifier, LaurelMLPRegressor, make_laurel_mlp
 from ._mlp import MLPClassifier, MLPRegressor, make_mlp
 
+_LANGUAGE_MODEL_NAMES = ("BPETokenizer", "CharTokenizer", "LanguageModel", "TinyCausalLM")
+
+
+def __getattr__(name):
+    if name in _LANGUAGE_MODEL_NAMES:
+        from .. import language
+
+        return getattr(language, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "BPETokenizer",
     "BaseTorchEstimator",
+    "CharTokenizer",
     "Callback",
     "EarlyStopping",
     "LAUREL_VARIANTS",
+    "LanguageModel",
     "LaurelBlock",
     "LaurelConvNetClassifier",
     "LaurelMLPClassifier",
@@ -30,6 +50,7 @@ __all__ = [
     "make_laurel_convnet",
     "make_laurel_mlp",
     "make_mlp",
+    "TinyCausalLM",
     "resolve_device",
     "with_laurel",
 ]

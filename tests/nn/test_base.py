@@ -158,3 +158,14 @@ def test_mlp_trains_on_gpu_and_pickles_to_cpu(clf_data):
     assert next(clf.module_.parameters()).is_cuda
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_allclose(restored.predict_proba(X), clf.predict_proba(X), atol=1e-6)
+
+
+def test_tiny_language_model_is_reachable_from_nn():
+    import skpaper.language
+    import skpaper.nn
+
+    for name in ("TinyCausalLM", "LanguageModel", "CharTokenizer", "BPETokenizer"):
+        assert getattr(skpaper.nn, name) is getattr(skpaper.language, name)
+        assert name in skpaper.nn.__all__
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        skpaper.nn.Nope
