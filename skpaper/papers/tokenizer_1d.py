@@ -106,7 +106,7 @@ def _image_grid(ax, rows, labels, n_cols):
     """Draw rows of 8x8 images into one axis as a mosaic."""
     tiles = []
     for row in rows:
-        imgs = [np.pad(r.reshape(8, 8), 1, constant_values=1.0) for r in row[:n_cols]]
+        imgs = [np.pad(r.reshape(8, 8), 1, constant_values=0.0) for r in row[:n_cols]]
         tiles.append(np.concatenate(imgs, axis=1))
     ax.imshow(np.concatenate(tiles, axis=0), cmap="gray_r", vmin=0, vmax=1)
     ax.set_yticks([10 * i + 5 for i in range(len(rows))], labels)
