@@ -24,7 +24,6 @@ closes again with enough data. Each point is one draw, so the curves are noisy.
 import warnings
 
 import matplotlib.pyplot as plt
-import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.metrics import roc_auc_score
