@@ -5,6 +5,10 @@ sparse order-``k`` Markov source, with its exact log-likelihood available
 through :func:`markov_text_log_prob`) and :func:`load_dataset_descriptions`
 (a small real English corpus read from the dataset descriptions that ship
 inside scikit-learn).
+
+Focus Instruction Tuning generator: :func:`make_spurious_task` (a label tied
+to a spurious "genre" whose correlation moves between splits; tabular, NLI-like
+and sentiment text variants).
 """
 
 import importlib.util
@@ -15,7 +19,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-__all__ = ["load_dataset_descriptions", "make_markov_text", "markov_text_log_prob"]
+__all__ = [
+    "load_dataset_descriptions",
+    "make_markov_text",
+    "make_spurious_task",
+    "markov_text_log_prob",
+]
 
 _DEFAULT_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
@@ -256,3 +265,201 @@ def load_dataset_descriptions(*, unit="sentence", min_chars=20, max_chars=200):
         if len(piece) >= min_chars:
             texts.append(piece[:max_chars])
     return texts
+
+
+# ------------------------------------------------------------------ Focus Instruction Tuning
+#: Premise and hypothesis quantifiers of the NLI-like task, and the relation each
+#: (premise, hypothesis) pair holds for a shared subject and predicate ("all dogs bark ;
+#: some dogs bark" is an entailment): monotonicity reasoning over four quantifiers.
+_NLI_LABELS = ("entailment", "neutral", "contradiction")
+_QUANTIFIER_RELATION = {
+    ("all", "all"): 0, ("all", "most"): 0, ("all", "some"): 0, ("all", "no"): 2,
+    ("most", "all"): 1, ("most", "most"): 0, ("most", "some"): 0, ("most", "no"): 2,
+    ("some", "all"): 1, ("some", "most"): 1, ("some", "some"): 0, ("some", "no"): 2,
+    ("no", "all"): 2, ("no", "most"): 2, ("no", "some"): 2, ("no", "no"): 0,
+}
+_NLI_SUBJECTS = ("dogs", "cats", "birds", "kids", "cooks", "pilots")
+_NLI_PREDICATES = ("bark", "sing", "swim", "read", "cook", "fly")
+_SENTIMENT_LABELS = ("negative", "neutral", "positive")
+_SENTIMENT_WORDS = (
+    ("awful", "dull", "boring", "terrible"),
+    ("average", "plain", "ordinary", "routine"),
+    ("great", "moving", "superb", "charming"),
+)
+_SENTIMENT_NOUNS = ("film", "plot", "cast", "score", "script", "ending")
+_SENTIMENT_INTENSIFIERS = ("quite", "rather", "truly", "simply")
+#: Spurious values of the text tasks: MNLI's genres first (matched, then mismatched), then
+#: further made-up ones; seen values come from the first list, unseen from the second.
+_SEEN_GENRES = ("fiction", "government", "slate", "telephone", "travel", "letters", "news",
+                "blogs")
+_UNSEEN_GENRES = ("oup", "verbatim", "facetoface", "nineeleven", "wiki", "forum", "poetry",
+                  "reviews")
+_SPURIOUS_SPLITS = ("iid", "low", "flipped", "unseen")
+_SPURIOUS_KINDS = ("tabular", "nli", "sentiment")
+
+
+def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind="tabular",
+                       n_classes=3, n_core=4, class_sep=2.0, noise=None, random_state=None):
+    """Sample a task whose label is tied to a spurious "genre" feature (an SMNLI analogue).
+
+    The data-generating process of the spurious MNLI (SMNLI) benchmark of
+    Focus Instruction Tuning [1]_: a genre ``S`` is drawn uniformly, its
+    spurious label is ``y_S = S mod K``; with probability ``rho`` the label is
+    ``Y = y_S`` and otherwise uniform over the other ``K - 1`` labels; the
+    core feature ``C`` (what the label really depends on) is then drawn given
+    ``Y``. The spurious label of a genre never changes between splits; the
+    splits move its correlation with ``Y``:
+
+    - ``"iid"``: ``P(Y = y_S) = rho``, as in training;
+    - ``"low"``: ``P(Y = y_S) = 1 / K``, no correlation;
+    - ``"flipped"``: ``P(Y = (y_S + 1) mod K) = rho``, the correlation points
+      to another label;
+    - ``"unseen"``: ``n_genres`` genres never met in the other splits, with
+      ``P(Y = y_S) = rho`` (pass ``rho=1/K`` to make them uncorrelated).
+
+    Three kinds of core feature ``C``:
+
+    - ``"tabular"``: ``X`` holds ``n_core`` Gaussian columns with class means
+      ``class_sep * e_Y`` and standard deviation ``noise`` (default 0.6),
+      then the one-hot encoding of the genre over the ``n_genres`` seen
+      genres (an unseen genre is all zeros, as a one-hot encoder fitted on
+      the training genres encodes an unknown category);
+    - ``"nli"``: texts ``"<genre> : <q1> <subject> <predicate> ; <q2>
+      <subject> <predicate>"``, where the quantifier pair ``(q1, q2)`` over
+      {all, most, some, no} decides entailment, neutral or contradiction
+      ("all dogs bark ; some dogs bark" is an entailment, "some ... ; all
+      ..." is neutral, "... ; no ..." a contradiction); with probability
+      ``noise`` (default 0.1) the pair is drawn irrespective of ``Y``, so
+      that ``C`` is informative but not perfect, as the Gaussian core is;
+    - ``"sentiment"``: texts ``"<keyword> : the <noun> is <intensifier>
+      <adjective>"`` whose adjective carries the sentiment (negative, neutral,
+      positive), with the same ``noise``; an analogue of the paper's
+      SpuriousSentiment (SS) task, the keyword playing the genre's part.
+
+    Parameters
+    ----------
+    n_samples : int, default=600
+    rho : float in [0, 1], default=0.9
+        Strength of the spurious correlation (``rho_spurious`` in [1]_).
+    n_genres : int, default=6
+        Number of seen genres (and of unseen ones); at most 8 for the text kinds.
+    split : {"iid", "low", "flipped", "unseen"}, default="iid"
+    kind : {"tabular", "nli", "sentiment"}, default="tabular"
+    n_classes : int, default=3
+        Number of labels ``K`` (the text kinds have exactly 3).
+    n_core : int, default=4
+        Core columns of the tabular kind (at least ``n_classes``).
+    class_sep : float, default=2.0
+        Distance of the tabular class means from the origin.
+    noise : float or None, default=None
+        Tabular: standard deviation of the core columns (default 0.6). Text:
+        probability that the core words ignore the label (default 0.1).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the samples only: the class means, the genre-to-label mapping
+        and the vocabularies are the same for every seed, so that splits drawn
+        with different seeds describe one task.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_core + n_genres) or list of str
+    y : ndarray of shape (n_samples,)
+        Labels: ints in ``[0, K)`` (tabular) or label words (text).
+    y_spurious : ndarray of shape (n_samples,)
+        The spurious label ``y_S`` of each sample's genre, coded like ``y``.
+
+    References
+    ----------
+    .. [1] T. A. Lamb, A. Davies, A. Paren, P. H. S. Torr and F. Pinto, "Focus
+       On This, Not That! Steering LLMs with Adaptive Feature Specification",
+       ICML 2025.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_spurious_task
+    >>> X, y, y_s = make_spurious_task(1000, rho=0.9, random_state=0)
+    >>> X.shape, round(float((y == y_s).mean()), 1)
+    ((1000, 10), 0.9)
+    >>> X, y, y_s = make_spurious_task(1000, split="flipped", random_state=0)
+    >>> round(float((y == (y_s + 1) % 3).mean()), 1)
+    0.9
+    >>> texts, y, y_s = make_spurious_task(2, kind="nli", random_state=0)
+    >>> texts[0].split(" : ")[0] in {"fiction", "government", "slate", "telephone",
+    ...                               "travel", "letters"}
+    True
+    """
+    n_samples = _check_int("n_samples", n_samples, 1)
+    n_genres = _check_int("n_genres", n_genres, 1)
+    n_classes = _check_int("n_classes", n_classes, 2)
+    if isinstance(rho, bool) or not isinstance(rho, Real) or not 0.0 <= rho <= 1.0:
+        raise ValueError(f"rho must be a float in [0, 1], got {rho!r}.")
+    if split not in _SPURIOUS_SPLITS:
+        raise ValueError(f"split must be one of {_SPURIOUS_SPLITS}, got {split!r}.")
+    if kind not in _SPURIOUS_KINDS:
+        raise ValueError(f"kind must be one of {_SPURIOUS_KINDS}, got {kind!r}.")
+    if kind == "tabular":
+        n_core = _check_int("n_core", n_core, n_classes)
+        if isinstance(class_sep, bool) or not isinstance(class_sep, Real) or class_sep < 0:
+            raise ValueError(f"class_sep must be a float >= 0, got {class_sep!r}.")
+        noise = 0.6 if noise is None else noise
+        if isinstance(noise, bool) or not isinstance(noise, Real) or noise < 0:
+            raise ValueError(f"noise must be a float >= 0 for kind='tabular', got {noise!r}.")
+    else:
+        if n_classes != 3:
+            raise ValueError(f"kind={kind!r} has 3 labels, so n_classes must be 3, "
+                             f"got {n_classes}.")
+        if n_genres > len(_SEEN_GENRES):
+            raise ValueError(f"n_genres must be <= {len(_SEEN_GENRES)} for kind={kind!r}, "
+                             f"got {n_genres}.")
+        noise = 0.1 if noise is None else noise
+        if isinstance(noise, bool) or not isinstance(noise, Real) or not 0 <= noise <= 1:
+            raise ValueError(f"noise must be a probability in [0, 1] for kind={kind!r}, "
+                             f"got {noise!r}.")
+    rng = check_random_state(random_state)
+    k = n_classes
+
+    genre = rng.randint(n_genres, size=n_samples)
+    # Unseen genres get their own ids; their spurious label follows the same rule.
+    genre_id = genre + (n_genres if split == "unseen" else 0)
+    y_s = genre_id % k
+    tied = (y_s + (1 if split == "flipped" else 0)) % k
+    strength = 1.0 / k if split == "low" else float(rho)
+    other = (tied + 1 + rng.randint(k - 1, size=n_samples)) % k
+    y = np.where(rng.random_sample(n_samples) < strength, tied, other)
+
+    if kind == "tabular":
+        means = float(class_sep) * np.eye(k, n_core)
+        core = means[y] + float(noise) * rng.standard_normal((n_samples, n_core))
+        spurious = np.zeros((n_samples, n_genres))
+        if split != "unseen":
+            spurious[np.arange(n_samples), genre] = 1.0
+        return np.hstack([core, spurious]), y, y_s
+
+    names = _UNSEEN_GENRES if split == "unseen" else _SEEN_GENRES
+    ambiguous = rng.random_sample(n_samples) < float(noise)
+    if kind == "nli":
+        pairs = list(_QUANTIFIER_RELATION)
+        by_label = [[p for p in pairs if _QUANTIFIER_RELATION[p] == c] for c in range(3)]
+        subj = rng.randint(len(_NLI_SUBJECTS), size=n_samples)
+        pred = rng.randint(len(_NLI_PREDICATES), size=n_samples)
+        uniform = rng.randint(len(pairs), size=n_samples)
+        within = rng.random_sample(n_samples)
+        texts = []
+        for i in range(n_samples):
+            options = pairs if ambiguous[i] else by_label[y[i]]
+            pick = uniform[i] if ambiguous[i] else int(within[i] * len(options))
+            q1, q2 = options[pick]
+            s, p = _NLI_SUBJECTS[subj[i]], _NLI_PREDICATES[pred[i]]
+            texts.append(f"{names[genre[i]]} : {q1} {s} {p} ; {q2} {s} {p}")
+        labels = np.array(_NLI_LABELS)
+    else:
+        polarity = np.where(ambiguous, rng.randint(3, size=n_samples), y)
+        word = rng.randint(len(_SENTIMENT_WORDS[0]), size=n_samples)
+        noun = rng.randint(len(_SENTIMENT_NOUNS), size=n_samples)
+        adverb = rng.randint(len(_SENTIMENT_INTENSIFIERS), size=n_samples)
+        texts = [
+            f"{names[genre[i]]} : the {_SENTIMENT_NOUNS[noun[i]]} is "
+            f"{_SENTIMENT_INTENSIFIERS[adverb[i]]} {_SENTIMENT_WORDS[polarity[i]][word[i]]}"
+            for i in range(n_samples)
+        ]
+        labels = np.array(_SENTIMENT_LABELS)
+    return texts, labels[y], labels[y_s]

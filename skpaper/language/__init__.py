@@ -8,6 +8,8 @@ from ._distill_losses import (
     skew_reverse_kl,
 )
 from ._distillm2 import ContrastiveDistiller
+from ._focus import FOCUS_TYPES, FocusInstructionTuner, focus_labels
+from ._focus_lm import DEFAULT_FOCUS_TEMPLATES, FocusInstructionLM, WordTokenizer
 from ._tiny_lm import (
     BPETokenizer,
     CharTokenizer,
@@ -24,8 +26,14 @@ __all__ = [
     "BPETokenizer",
     "CharTokenizer",
     "ContrastiveDistiller",
+    "DEFAULT_FOCUS_TEMPLATES",
+    "FOCUS_TYPES",
+    "FocusInstructionLM",
+    "FocusInstructionTuner",
     "LanguageModel",
     "TinyCausalLM",
+    "WordTokenizer",
+    "focus_labels",
     "forward_kl",
     "generalized_jsd",
     "lm_logits",
