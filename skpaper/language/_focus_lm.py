@@ -215,13 +215,13 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
     --------
     >>> from skpaper.datasets import make_spurious_task
     >>> from skpaper.language import FocusInstructionLM, LanguageModel, WordTokenizer
-    >>> texts, y, y_s = make_spurious_task(600, kind="sentiment", random_state=0)
-    >>> lm = LanguageModel(tokenizer=WordTokenizer(), n_layers=1, d_model=32, n_heads=2,
-    ...                    max_len=40, max_epochs=8, lr=5e-3, device="cpu")
-    >>> fit = FocusInstructionLM(lm, focus_types=["focus_C", "focus_S"],
-    ...                          default_focus="focus_S", random_state=0).fit(texts, y)
-    >>> fit.predict(["slate : the plot is quite dull"], focus="focus_C")
-    array(['negative'], dtype='<U8')
+    >>> texts, y, y_s = make_spurious_task(1000, kind="sentiment", random_state=0)
+    >>> lm = LanguageModel(tokenizer=WordTokenizer(), n_layers=2, d_model=64, n_heads=2,
+    ...                    max_len=40, max_epochs=8, device="cpu")
+    >>> fit = FocusInstructionLM(lm, focus_types=["empty", "focus_S"],
+    ...                          random_state=0, default_focus="empty").fit(texts, y)
+    >>> fit.predict(["slate : the plot is quite dull"], focus="focus_S")  # slate's label
+    array(['positive'], dtype='<U8')
     """
 
     _parameter_constraints = {
