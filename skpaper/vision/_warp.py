@@ -222,7 +222,7 @@ class RandomDeformation:
         return out.reshape(points.shape)
 
     def warp(self, images):
-        """``images`` resampled at ``T(z)``: the deformed frame whose keypoints are ``T^-1(kp)``."""
+        """``images`` resampled at ``T(z)``: a deformed frame, with keypoints ``T^-1(kp)``."""
         b, _, h, w = images.shape
         grid = make_coordinate_grid(h, w, dtype=images.dtype, device=images.device)
         return warp_images(images, self(grid.expand(b, h, w, 2)))
