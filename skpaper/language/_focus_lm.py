@@ -401,7 +401,24 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         return self
 
     # ---------------------------------------------------------------- inference
-    def _prompts(self, X, focus):
+    def make_prompts(self, X, focus=None):
+        """The prompts the model answers under the instruction ``focus``.
+
+        Row ``i`` uses paraphrase ``i mod n_paraphrases`` of the type, so
+        predictions are deterministic and cover every paraphrase.
+
+        Parameters
+        ----------
+        X : list of str
+        focus : str or None, default=None
+            One of ``focus_types_``; None uses ``default_focus``.
+
+        Returns
+        -------
+        prompts : list of str
+        """
+        check_is_fitted(self)
+        X = self._check_inference_input(X)
         focus = self.default_focus if focus is None else focus
         check_focus(focus, self.focus_types_)
         options = self.templates_[focus]
@@ -432,9 +449,7 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         proba : ndarray of shape (n_samples, n_classes)
             Softmax over ``classes_`` of the labels' log-likelihoods.
         """
-        check_is_fitted(self)
-        X = self._check_inference_input(X)
-        return softmax(self._label_log_likelihoods(self._prompts(X, focus)), axis=1)
+        return softmax(self._label_log_likelihoods(self.make_prompts(X, focus)), axis=1)
 
     def predict(self, X, focus=None):
         """Most likely label under the instruction ``focus``.
@@ -449,9 +464,7 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = self._check_inference_input(X)
-        scores = self._label_log_likelihoods(self._prompts(X, focus))
+        scores = self._label_log_likelihoods(self.make_prompts(X, focus))
         return self.classes_[np.argmax(scores, axis=1)]
 
     def __sklearn_tags__(self):

@@ -50,17 +50,22 @@ _CHANCE_MARGIN = 0.05
 _TEXT_STEER_MIN = 0.85
 _TEXT_SPREAD_MAX = 0.05
 _TEXT_CHANCE_MARGIN = 0.10
+_TEXT_CORE_MIN = 0.80
 
 _SCALES = {
-    # tab_*: training/test rows and boosting iterations; text_*: training texts, test texts per
-    # split, LM (layers, width, epochs) and learning rate. "full" adds seeds, plain FIT and a
-    # separately trained vanilla LM for the text variant, and uses a GPU when present.
-    "smoke": dict(n_seeds=1, tab_train=900, tab_test=300, tab_iter=30, text_train=450,
-                  text_test=45, text_lm=(1, 32, 4), text_lr=5e-3, text_plain=False),
-    "quick": dict(n_seeds=1, tab_train=6000, tab_test=1500, tab_iter=100, text_train=3000,
-                  text_test=600, text_lm=(2, 64, 15), text_lr=3e-3, text_plain=False),
-    "full": dict(n_seeds=3, tab_train=12000, tab_test=3000, tab_iter=200, text_train=6000,
-                 text_test=900, text_lm=(2, 64, 20), text_lr=3e-3, text_plain=True),
+    # tab_*: seeds, training/test rows and boosting iterations of the tabular models; text_*:
+    # seeds, training texts, test texts per split, LM (layers, width, epochs) and learning
+    # rate. "full" adds plain FIT and a separately trained vanilla LM for the text variant,
+    # and uses a GPU when present.
+    "smoke": dict(tab_seeds=1, tab_train=900, tab_test=300, tab_iter=30, text_seeds=1,
+                  text_train=450, text_test=45, text_lm=(1, 32, 4), text_lr=5e-3,
+                  text_plain=False),
+    "quick": dict(tab_seeds=3, tab_train=6000, tab_test=1500, tab_iter=100, text_seeds=1,
+                  text_train=3000, text_test=600, text_lm=(2, 64, 15), text_lr=3e-3,
+                  text_plain=False),
+    "full": dict(tab_seeds=5, tab_train=12000, tab_test=3000, tab_iter=200, text_seeds=3,
+                 text_train=6000, text_test=900, text_lm=(2, 64, 20), text_lr=3e-3,
+                 text_plain=True),
 }
 
 
@@ -138,16 +143,21 @@ def _text_run(cfg, seed, device):
 
 @functools.lru_cache(maxsize=4)
 def _experiment(scale, seed):
-    """Train every model of the paper's comparison once; shared by the claims."""
+    """Train every model of the paper's comparison once; shared by the claims.
+
+    Returns the per-seed reports (``{model: [{split: {type: acc}}, ...]}``) and their means.
+    """
     from skpaper.utils import spawn_seeds
 
     cfg = _SCALES[scale]
     # smoke and quick stay on the CPU so that their figures are the same on every machine.
     device = "auto" if scale == "full" else "cpu"
-    runs = []
-    for run_seed in spawn_seeds(seed, cfg["n_seeds"]):
-        runs.append({**_tabular_run(cfg, run_seed), **_text_run(cfg, run_seed, device)})
-    return {name: _mean_reports([r[name] for r in runs]) for name in runs[0]}, cfg["n_seeds"]
+    tab_seeds, text_seeds = spawn_seeds(seed, 2)
+    runs = [_tabular_run(cfg, s) for s in spawn_seeds(tab_seeds, cfg["tab_seeds"])]
+    runs_text = [_text_run(cfg, s, device) for s in spawn_seeds(text_seeds, cfg["text_seeds"])]
+    per_seed = {name: [r[name] for r in group]
+                for group in (runs, runs_text) for name in group[0]}
+    return {name: _mean_reports(reports) for name, reports in per_seed.items()}, per_seed
 
 
 def _round(report):
@@ -195,12 +205,12 @@ def _unseen_focus_s(report):
                 "A focus-tuned model follows focus(S) instructions: on seen spurious values its "
                 "focus(S) accuracy is >= 0.95 on the iid, low and flipped splits.")
 def _claim_steerability(scale, seed, out_dir):
-    results, n_seeds = _experiment(scale, seed)
+    results, per_seed = _experiment(scale, seed)
     observed = {
         "min_focus_S_acc_fit": round(_steer(results["fit"]), 4),
         "min_focus_S_acc_fit_decoupled": round(_steer(results["fit_decoupled"]), 4),
         "fit": _round(results["fit"]),
-        "n_seeds": n_seeds,
+        "n_seeds": len(per_seed["fit"]),
     }
     passed = min(observed["min_focus_S_acc_fit"],
                  observed["min_focus_S_acc_fit_decoupled"]) >= _STEER_MIN
@@ -223,7 +233,7 @@ def _claim_steerability(scale, seed, out_dir):
                 "<= 0.02 across the iid, low and flipped splits, while the vanilla model drops "
                 ">= 0.03 on the flipped split.")
 def _claim_invariance(scale, seed, out_dir):
-    results, n_seeds = _experiment(scale, seed)
+    results, per_seed = _experiment(scale, seed)
     dec = results["fit_decoupled"]
     vanilla = {s: results["vanilla"][s]["empty"] for s in _SPLITS}
     oracle = {s: results["oracle_core_only"][s]["empty"] for s in _SPLITS}
@@ -235,7 +245,10 @@ def _claim_invariance(scale, seed, out_dir):
         "vanilla": {s: round(v, 4) for s, v in vanilla.items()},
         "vanilla_drop_iid_to_flipped": round(drop, 4),
         "oracle_core_only": {s: round(v, 4) for s, v in oracle.items()},
-        "n_seeds": n_seeds,
+        "per_seed_fit_decoupled_spread": [round(_spread(r), 4) for r in per_seed["fit_decoupled"]],
+        "per_seed_vanilla_drop": [round(r["iid"]["empty"] - r["flipped"]["empty"], 4)
+                                  for r in per_seed["vanilla"]],
+        "n_seeds": len(per_seed["vanilla"]),
     }
     passed = spread <= _SPREAD_MAX and drop >= _VANILLA_DROP_MIN
 
@@ -260,10 +273,13 @@ def _claim_invariance(scale, seed, out_dir):
                   "paper": "FIT nearly identical across iid/high/low/flipped SMNLI splits "
                            "(max std 6.47%)"},
         passed=bool(passed), artifacts=[artifact],
-        notes=("Decoupling is an adaptation, not in the paper: under the types that exclude a "
-               "feature the spurious columns are shuffled so the focus label cannot depend on "
-               "the excluded feature; an LLM gets that meaning from language instead. The "
-               "core-only oracle is told which columns are spurious."),
+        notes=("Figures are means over seeds (per-seed values listed). Decoupling is an "
+               "adaptation, not in the paper: under the types that exclude a feature the "
+               "spurious columns are shuffled so the focus label cannot depend on the excluded "
+               "feature; an LLM gets that meaning from language instead. The core-only oracle "
+               "is told which columns are spurious. The vanilla drop depends on how much the "
+               "learner leans on the genre where the core is ambiguous: single gradient-boosting "
+               "runs range about 0.027-0.046 at quick scale (an MLP leans more, about 0.05)."),
     )
 
 
@@ -271,7 +287,7 @@ def _claim_invariance(scale, seed, out_dir):
                 "Plain FIT's flipped-split robustness is reported as measured, and focus(S) on "
                 "spurious values never seen in training falls to chance (1/3).")
 def _claim_unseen(scale, seed, out_dir):
-    results, n_seeds = _experiment(scale, seed)
+    results, per_seed = _experiment(scale, seed)
     plain, dec = results["fit"], results["fit_decoupled"]
     vanilla_flipped = results["vanilla"]["flipped"]["empty"]
     observed = {
@@ -283,7 +299,7 @@ def _claim_unseen(scale, seed, out_dir):
         "unseen_focus_S_acc_fit_decoupled": round(_unseen_focus_s(dec), 4),
         "unseen_core_types_acc_fit_decoupled": round(float(np.mean(
             [dec["unseen"][t] for t in ("focus_C", "ignore_S", "focus_C_ignore_S")])), 4),
-        "n_seeds": n_seeds,
+        "n_seeds": len(per_seed["fit"]),
     }
     chance = 1.0 / _K
     passed = all(abs(observed[k] - chance) <= _CHANCE_MARGIN
@@ -309,11 +325,11 @@ def _claim_unseen(scale, seed, out_dir):
 @register_claim(SLUG, "text-variant",
                 "A tiny transformer fine-tuned with natural-language focus instructions on an "
                 "NLI-like task shows the same pattern at smaller margins: focus(S) >= 0.85 on "
-                "seen genres, decoupled focus(C)-ignore(S) spread <= 0.05 while the "
-                "empty-instruction answers drop >= 0.03 on flipped, focus(S) on unseen genres "
-                "within 0.1 of chance.")
+                "seen genres, decoupled focus(C)-ignore(S) accuracy >= 0.8 with a spread <= "
+                "0.05 while the empty-instruction answers drop >= 0.03 on flipped, focus(S) on "
+                "unseen genres within 0.1 of chance.")
 def _claim_text(scale, seed, out_dir):
-    results, n_seeds = _experiment(scale, seed)
+    results, per_seed = _experiment(scale, seed)
     dec = results["text_fit_decoupled"]
     empty = {s: dec[s]["empty"] for s in _SPLITS}
     observed = {
@@ -324,7 +340,7 @@ def _claim_text(scale, seed, out_dir):
         "empty_drop_iid_to_flipped": round(empty["iid"] - empty["flipped"], 4),
         "unseen_focus_S_acc": round(_unseen_focus_s(dec), 4),
         "text_fit_decoupled": _round(dec),
-        "n_seeds": n_seeds,
+        "n_seeds": len(per_seed["text_fit_decoupled"]),
     }
     models = [("text_fit_decoupled", "text FIT + decoupling")]
     if "text_fit" in results:
@@ -333,6 +349,7 @@ def _claim_text(scale, seed, out_dir):
                                     for s in _SPLITS}
         models.append(("text_fit", "text FIT"))
     passed = (observed["min_focus_S_acc"] >= _TEXT_STEER_MIN
+              and observed["focus_C_ignore_S"]["iid"] >= _TEXT_CORE_MIN
               and observed["focus_C_ignore_S_spread"] <= _TEXT_SPREAD_MAX
               and observed["empty_drop_iid_to_flipped"] >= _VANILLA_DROP_MIN
               and abs(observed["unseen_focus_S_acc"] - 1.0 / _K) <= _TEXT_CHANCE_MARGIN)
@@ -340,6 +357,7 @@ def _claim_text(scale, seed, out_dir):
     return ClaimResult(
         observed=observed,
         expected={"min_focus_S_acc": f">= {_TEXT_STEER_MIN}",
+                  "focus_C_ignore_S_iid": f">= {_TEXT_CORE_MIN}",
                   "focus_C_ignore_S_spread": f"<= {_TEXT_SPREAD_MAX}",
                   "empty_drop_iid_to_flipped": f">= {_VANILLA_DROP_MIN}",
                   "unseen_focus_S_acc": f"within {_TEXT_CHANCE_MARGIN} of 1/3"},
@@ -349,5 +367,9 @@ def _claim_text(scale, seed, out_dir):
                "the input, decoupling on. Its empty-instruction answers are the vanilla "
                "reference (that type is trained on y with the genre in place); the full scale "
                "also trains plain FIT and a separate vanilla LM. Unseen genres are unknown "
-               "words to the tokenizer. Smoke scale is far too small to learn the task."),
+               "words to the tokenizer. Training such a model from scratch is seed-dependent: "
+               "at quick scale four of six seeds tried met every criterion (the others either "
+               "learned the core only partly, or kept leaning on the genre under the core "
+               "instructions); the full scale averages three seeds on twice the data. Smoke "
+               "scale is far too small to learn the task."),
     )

@@ -437,7 +437,7 @@ def test_lm_templates_fill_feature_names():
                              random_state=0).fit(texts, y)
     assert est.templates_["focus_S"] == ("only source now",)
     assert all("relation" in t for t in est.templates_["focus_C"])
-    prompts = est._prompts(texts[:4], "focus_C")
+    prompts = est.make_prompts(texts[:4], "focus_C")
     options = est.templates_["focus_C"]
     assert prompts == [f"{x} . {options[i % 3]} answer :" for i, x in enumerate(texts[:4])]
 
@@ -515,8 +515,8 @@ def test_lm_bad_input_in_predict_and_report(sentiment_fit):
 def test_claims_smoke_report_every_type_per_split():
     from skpaper.papers.focus_instruction_tuning import _experiment
 
-    results, n_seeds = _experiment("smoke", 0)
-    assert n_seeds == 1
+    results, per_seed = _experiment("smoke", 0)
+    assert all(len(runs) == 1 for runs in per_seed.values())
     for name in ("fit", "fit_decoupled", "text_fit_decoupled"):
         for split in ("iid", "low", "flipped", "unseen"):
             row = results[name][split]
