@@ -64,10 +64,10 @@ def check_focus(focus, allowed, name="focus"):
 def focus_labels(y, y_spurious, focus):
     """Focus labels of FIT: ``y`` or the spurious label, by focus-instruction type.
 
-    The paper's focus label (Section 3, Fig. 2 of [1]_) is the task label
-    ``y`` under the empty instruction, focus(C), ignore(S) and focus(C) with
-    ignore(S), and the spurious label ``y_S`` under focus(S) and focus(S)
-    with ignore(C).
+    The focus label of [1]_ (the target of its FIT objective, Eq. 3) is the
+    task label ``y`` under the empty instruction, focus(C), ignore(S) and
+    focus(C) with ignore(S), and the spurious label ``y_S`` under focus(S)
+    and focus(S) with ignore(C).
 
     Parameters
     ----------
@@ -457,6 +457,13 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
     across spurious-correlation shifts. A spurious value never seen in
     training has no known spurious label, so focus(S) on it falls to chance:
     the limitation [1]_ reports for unseen genres.
+
+    Reconstructed (the paper has no tabular variant): the one-hot
+    instruction code, the ``"majority"`` construction of the training-time
+    mapping from a spurious value to its label, the choice of which feature
+    each type excludes (used only by ``decouple_excluded``: focusing on one
+    feature excludes the other), and one type draw per example and copy
+    (the paper draws a focus instruction per example in its Algorithm 1).
 
     References
     ----------
