@@ -245,6 +245,22 @@ class FocusMixin:
     ``predict(X, focus=None)``, and set ``classes_`` and ``focus_types_``.
     """
 
+    def _call_spurious_label(self, X_s):
+        """Spurious labels from a ``spurious_label`` callable, checked for shape."""
+        y_s = np.asarray(self.spurious_label(X_s))
+        if y_s.shape != (len(X_s),):
+            raise ValueError(f"spurious_label must return one label per sample ({len(X_s)}), "
+                             f"got shape {y_s.shape}.")
+        return y_s
+
+    def _set_classes(self, y, y_s):
+        """``classes_``: the task labels and the spurious labels together."""
+        try:
+            self.classes_ = np.unique(np.concatenate([y, y_s]))
+        except TypeError as exc:
+            raise TypeError(f"spurious_label must return labels comparable with y's "
+                            f"({y.dtype}), got {y_s.dtype}.") from exc
+
     def score(self, X, y, sample_weight=None, focus=None):
         """Accuracy of :meth:`predict` under ``focus`` against ``y``.
 
@@ -528,15 +544,6 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             return map_spurious(self.spurious_mapping_, _row_keys(X_s), "X")
         return self._call_spurious_label(X_s)
 
-    def _call_spurious_label(self, X_s):
-        y_s = np.asarray(self.spurious_label(X_s))
-        if y_s.shape != (X_s.shape[0],):
-            raise ValueError(
-                f"spurious_label must return one label per row ({X_s.shape[0]}), got shape "
-                f"{y_s.shape}."
-            )
-        return y_s
-
     @_fit_context(
         # base_estimator is validated when it is fitted
         prefer_skip_nested_validation=False
@@ -584,13 +591,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         else:
             self.spurious_mapping_ = None
             y_s = self._call_spurious_label(X_s)
-        try:
-            self.classes_ = np.unique(np.concatenate([y, y_s]))
-        except TypeError as exc:
-            raise TypeError(
-                f"spurious_label must return labels comparable with y's ({y.dtype}), got "
-                f"{y_s.dtype}."
-            ) from exc
+        self._set_classes(y, y_s)
 
         rows, type_index, source = draw_focus_plan(
             X.shape[0], types, probs, int(self.n_copies), bool(self.decouple_excluded), rng

@@ -316,14 +316,7 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         if self.spurious_label == "majority":
             values, _ = self._spurious_spans(X)
             return map_spurious(self.spurious_mapping_, values, "X")
-        return self._call_spurious_label(X)
-
-    def _call_spurious_label(self, X):
-        y_s = np.asarray(self.spurious_label(list(X)))
-        if y_s.shape != (len(X),):
-            raise ValueError(f"spurious_label must return one label per text ({len(X)}), got "
-                             f"shape {y_s.shape}.")
-        return y_s
+        return self._call_spurious_label(list(X))
 
     # ---------------------------------------------------------------------- fit
     @_fit_context(
@@ -364,12 +357,8 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
             y_s = np.array([self.spurious_mapping_[v] for v in values])
         else:
             self.spurious_mapping_ = None
-            y_s = self._call_spurious_label(X)
-        try:
-            self.classes_ = np.unique(np.concatenate([y, y_s]))
-        except TypeError as exc:
-            raise TypeError(f"spurious_label must return labels comparable with y's "
-                            f"({y.dtype}), got {y_s.dtype}.") from exc
+            y_s = self._call_spurious_label(list(X))
+        self._set_classes(y, y_s)
         answers = [str(c) for c in self.classes_]
         if len(set(answers)) != len(answers) or not all(a.strip() for a in answers):
             raise ValueError(f"the labels must have distinct, non-blank str forms, got "

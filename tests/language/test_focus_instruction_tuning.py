@@ -366,7 +366,7 @@ def test_tuner_accepts_column_names(tabular):
     ({"spurious_columns": SPURIOUS, "focus_types": []}, "at least one type"),
     ({"spurious_columns": SPURIOUS, "focus_types": ["focus_S"]}, "default_focus="),
     ({"spurious_columns": SPURIOUS, "spurious_label": lambda Xs: Xs[:3, 0]},
-     "one label per row"),
+     "one label per sample"),
     ({"spurious_columns": SPURIOUS, "default_focus": "focus_everything"}, "default_focus"),
 ])
 def test_tuner_bad_input_in_fit(tabular, params, match):
@@ -491,7 +491,7 @@ _ONLY_C = {"focus_types": ["focus_C"], "default_focus": "focus_C"}
     ({"templates": {"focus_S": ["x"]}, **_ONLY_C}, ["fiction : a"], ["x"], "non-empty list"),
     ({"prompt_format": "{input} answer"}, ["fiction : a"], ["x"], "must contain"),
     ({"spurious_label": lambda X: ["a"]}, ["fiction : a", "slate : b"], ["x", "y"],
-     "one label per text"),
+     "one label per sample"),
 ])
 def test_lm_bad_input_in_fit(params, X, y, match):
     with pytest.raises((ValueError, TypeError), match=match):
