@@ -122,7 +122,9 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
     ----------
     lm : LanguageModel or None, default=None
         The model to fine-tune (cloned); it is trained from scratch on the
-        prompts. None uses a 2-layer, 64-wide :class:`LanguageModel` with a
+        prompts. Any estimator with ``fit(prompts, responses)``,
+        ``score_samples(prompts, responses)`` (mean log-probability per
+        response token) and a fitted ``tokenizer_`` works. None uses a 2-layer, 64-wide :class:`LanguageModel` with a
         :class:`WordTokenizer`, ``max_len=64``, 10 epochs, batch 64, learning
         rate 3e-3.
     core_feature : str, default="meaning"
