@@ -104,6 +104,14 @@ def _outputs(est, X):
     return out
 
 
+def _assert_same(left, right):
+    left, right = np.asarray(left), np.asarray(right)
+    if left.dtype.kind in "fc" or right.dtype.kind in "fc":
+        np.testing.assert_allclose(left.astype(float), right.astype(float), atol=1e-6)
+    else:  # labels: strings, booleans, integers
+        np.testing.assert_array_equal(left, right)
+
+
 def _assert_outputs_equal(a, b):
     assert a.keys() == b.keys()
     for key in a:
@@ -111,10 +119,9 @@ def _assert_outputs_equal(a, b):
         if isinstance(left, list):
             assert len(left) == len(right)
             for u, v in zip(left, right):
-                np.testing.assert_allclose(np.asarray(u, float), np.asarray(v, float), atol=1e-6)
+                _assert_same(u, v)
         else:
-            np.testing.assert_allclose(np.asarray(left, float), np.asarray(right, float),
-                                       atol=1e-6)
+            _assert_same(left, right)
 
 
 @pytest.mark.parametrize("estimator", STRUCTURED, ids=_id)
