@@ -18,10 +18,13 @@ on the same frame pairs: a direct-transfer baseline (FOMM/TPSMM objective) and
 the anytime-interpolation model (bidirectional, interpolation constraints on
 the selected interpolant). The anytime model's own direct path is reported as
 an ablation (same weights, no interpolation at inference). The models are
-trained once per process, scale and seed and shared by the claims.
-``smoke`` and ``quick`` train for seconds to about a minute on a CPU, far
+trained once per process, scale and seed and shared by the claims (at
+``quick``, in two worker processes of one torch thread each; the anytime
+model, whose step costs three to four direct steps, is the longest job).
+``smoke`` and ``quick`` train tiny models (32x32 frames at ``quick``) far
 below the paper's budgets, so their verdicts speak for small models only;
-``full`` (64x64 frames, ten keypoints, 100 epochs) is sized for a GPU.
+``full`` (64x64 frames, ten keypoints, 100 epochs, and a baseline given five
+times the steps to match the anytime model's compute) is sized for a GPU.
 """
 
 import time
@@ -41,13 +44,14 @@ _CONFIG = {
     # size: frame side; videos/frames: training set; test_videos, pairs: held-out pairs;
     # epochs x (videos / batch) optimizer steps per model; detector: landmark network.
     "smoke": dict(size=16, videos=8, frames=6, test_videos=4, pairs=24, keypoints=5, width=4,
-                  batch=8, epochs=2, features=None, detector_videos=40, detector_steps=20),
+                  batch=8, epochs=2, features=None, detector_videos=40, detector_steps=20,
+                  n_jobs=1),
     "quick": dict(size=32, videos=48, frames=12, test_videos=16, pairs=200, keypoints=5,
-                  width=8, batch=8, epochs=40, features="random", detector_videos=300,
-                  detector_steps=250),
+                  width=8, batch=8, epochs=30, features="random", detector_videos=300,
+                  detector_steps=250, n_jobs=2),
     "full": dict(size=64, videos=512, frames=16, test_videos=64, pairs=1000, keypoints=10,
                  width=32, batch=32, epochs=100, features="autoencoder", detector_videos=2000,
-                 detector_steps=4000, compute_factor=5),
+                 detector_steps=4000, compute_factor=5, n_jobs=1),
 }
 
 _TIMES = (0.25, 0.5, 0.75)
@@ -67,8 +71,7 @@ def _data(scale, seed):
     return train, test, pairs, int(seeds[3])
 
 
-@lru_cache(maxsize=4)
-def _detector(scale, seed):
+def _train_detector(scale, seed):
     """The external landmark detector, trained on sprite identities unseen elsewhere."""
     from skpaper.datasets import make_sprite_videos
     from skpaper.vision import train_landmark_detector
@@ -79,31 +82,54 @@ def _detector(scale, seed):
     return train_landmark_detector(
         extra.videos.reshape(-1, size, size, 3), extra.keypoints.reshape(-1, 5, 2),
         extra.visibility.reshape(-1, 5), n_steps=cfg["detector_steps"], width=8, lr=5e-3,
-        random_state=seed)
+        random_state=seed, device="auto")
+
+
+def _model_params(scale, seed, name):
+    cfg = _CONFIG[scale]
+    params = dict(n_keypoints=cfg["keypoints"], backbone="tps", width=cfg["width"],
+                  feature_extractor=cfg["features"], batch_size=cfg["batch"], lr=_LR,
+                  max_epochs=cfg["epochs"], random_state=_data(scale, seed)[3], device="auto",
+                  interpolation=None, bidirectional=False)
+    if name == "anytime":
+        params.update(interpolation=_TIMES, bidirectional=True, selector="downstream")
+    elif name == "direct_matched_compute":
+        # A baseline given about the anytime model's compute instead of its step count.
+        params.update(max_epochs=cfg["epochs"] * cfg["compute_factor"])
+    return params
+
+
+def _train_job(job, scale, seed):
+    """Train one model (or the detector); jobs run in two workers at ``quick`` scale."""
+    if scale != "full":
+        import torch
+
+        # One thread: several times faster than two for these small convolutions.
+        torch.set_num_threads(1)
+    start = time.perf_counter()
+    if job == "detector":
+        fitted = _train_detector(scale, seed)
+    else:
+        from skpaper.vision import KeypointMotionTransfer
+
+        train = _data(scale, seed)[0]
+        fitted = KeypointMotionTransfer(**_model_params(scale, seed, job)).fit(train.videos)
+    return job, fitted, time.perf_counter() - start
 
 
 @lru_cache(maxsize=4)
-def _models(scale, seed):
-    from skpaper.vision import KeypointMotionTransfer
+def _trained(scale, seed):
+    """Detector and models, trained once per process, scale and seed."""
+    from skpaper.utils import parallel_map
 
     cfg = _CONFIG[scale]
-    train, _, _, model_seed = _data(scale, seed)
-    common = dict(n_keypoints=cfg["keypoints"], backbone="tps", width=cfg["width"],
-                  feature_extractor=cfg["features"], batch_size=cfg["batch"], lr=_LR,
-                  max_epochs=cfg["epochs"], random_state=model_seed, device="auto")
-    direct = dict(interpolation=None, bidirectional=False)
-    runs = [("direct", direct),
-            ("anytime", dict(interpolation=_TIMES, bidirectional=True, selector="downstream"))]
+    jobs = ["anytime", "direct", "detector"]
     if cfg.get("compute_factor"):
-        # A baseline given about the anytime model's compute instead of its step count.
-        runs.append(("direct_matched_compute",
-                     dict(direct, max_epochs=cfg["epochs"] * cfg["compute_factor"])))
-    models, seconds = {}, {}
-    for name, params in runs:
-        start = time.perf_counter()
-        models[name] = KeypointMotionTransfer(**{**common, **params}).fit(train.videos)
-        seconds[name] = time.perf_counter() - start
-    return models, seconds
+        jobs.insert(0, "direct_matched_compute")
+    done = parallel_map(_train_job, jobs, n_jobs=cfg["n_jobs"], scale=scale, seed=seed)
+    fitted = {job: model for job, model, _ in done}
+    seconds = {job: sec for job, _, sec in done if job != "detector"}
+    return fitted.pop("detector"), fitted, seconds
 
 
 def _per_pair(outputs, detector, kp_true, vis_true, target):
@@ -126,8 +152,7 @@ def _per_pair(outputs, detector, kp_true, vis_true, target):
 def _evaluation(scale, seed):
     """Metrics per method and pair on the held-out pairs (cached across claims)."""
     _, test, pairs, _ = _data(scale, seed)
-    detector = _detector(scale, seed)
-    models, seconds = _models(scale, seed)
+    detector, models, seconds = _trained(scale, seed)
     source = test.videos[pairs.video, pairs.source]
     driving = test.videos[pairs.video, pairs.driving]
     kp_true = test.keypoints[pairs.video, pairs.driving]
@@ -302,7 +327,10 @@ def _claim_small(scale, seed, out_dir):
 
 def _transfer_grid(ev, mask, out_dir, n_rows=4):
     """Source, driving, interpolants, anytime output and direct output for large pairs."""
-    idx = np.flatnonzero(mask)[:n_rows]
+    candidates = np.flatnonzero(mask)
+    # One pair per video, so that the rows show different sprites.
+    _, first = np.unique(ev["pairs"].video[candidates], return_index=True)
+    idx = candidates[np.sort(first)][:n_rows]
     any_t = ev["anytime"]
     cols = ["source", "driving", *[f"I(t={t:g})" for t in any_t.interpolation],
             "anytime", "direct"]

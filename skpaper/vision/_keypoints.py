@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from ..nn._base import resolve_device
 from ..utils import check_torch_generator
 from ._motion_modules import UNet
 from ._warp import gaussian_heatmaps, normalized_to_pixels, pixels_to_normalized, soft_argmax
@@ -70,6 +71,10 @@ class LandmarkDetector:
         self.image_shape = tuple(image_shape)
         self.history = history
 
+    @property
+    def device(self):
+        return next(self.network.parameters()).device
+
     @torch.no_grad()
     def predict(self, frames, batch_size=256):
         """Keypoints and visibility probabilities of frames ``(..., H, W, C)``.
@@ -90,17 +95,18 @@ class LandmarkDetector:
         self.network.eval()
         kps, probs = [], []
         for start in range(0, len(flat), batch_size):
-            x = torch.as_tensor(np.ascontiguousarray(flat[start : start + batch_size]))
+            x = torch.as_tensor(np.ascontiguousarray(flat[start : start + batch_size]),
+                                device=self.device)
             kp, logit, _ = self.network(x)
-            kps.append(normalized_to_pixels(kp, h, w).numpy())
-            probs.append(torch.sigmoid(logit).numpy())
+            kps.append(normalized_to_pixels(kp, h, w).cpu().numpy())
+            probs.append(torch.sigmoid(logit).cpu().numpy())
         k = kps[0].shape[1]
         return (np.concatenate(kps).reshape(*lead, k, 2),
                 np.concatenate(probs).reshape(*lead, k))
 
 
 def train_landmark_detector(frames, keypoints, visibility, *, n_steps=400, width=8,
-                            batch_size=32, lr=2e-3, blur=1.0, random_state=None):
+                            batch_size=32, lr=2e-3, blur=1.0, random_state=None, device="cpu"):
     """Train a small supervised landmark detector on frames with known keypoints.
 
     A U-Net predicts one heatmap per keypoint (soft-argmax location, trained
@@ -121,6 +127,8 @@ def train_landmark_detector(frames, keypoints, visibility, *, n_steps=400, width
     lr : float, default=2e-3
     blur : float, default=1.0
     random_state : int, RandomState instance or None, default=None
+    device : str, default="cpu"
+        ``"auto"`` uses CUDA when available.
 
     Returns
     -------
@@ -153,15 +161,17 @@ def train_landmark_detector(frames, keypoints, visibility, *, n_steps=400, width
     for name, value in (("n_steps", n_steps), ("width", width), ("batch_size", batch_size)):
         if int(value) != value or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}.")
+    device = resolve_device(device)
     generator = check_torch_generator(random_state)
     k = keypoints.shape[1]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(torch.randint(2**31 - 1, (1,), generator=generator)))
-        network = _LandmarkNetwork(c, k, int(width))
-    x_all = torch.as_tensor(np.ascontiguousarray(frames.transpose(0, 3, 1, 2)))
-    kp_all = pixels_to_normalized(torch.as_tensor(keypoints, dtype=torch.float32), h, w)
+        network = _LandmarkNetwork(c, k, int(width)).to(device)
+    x_all = torch.as_tensor(np.ascontiguousarray(frames.transpose(0, 3, 1, 2)), device=device)
+    kp_all = pixels_to_normalized(torch.as_tensor(keypoints, dtype=torch.float32,
+                                                  device=device), h, w)
     inside = (kp_all.abs() <= 1).all(dim=-1)
-    vis_all = torch.as_tensor(visibility, dtype=torch.float32)
+    vis_all = torch.as_tensor(visibility, dtype=torch.float32, device=device)
     optimizer = torch.optim.Adam(network.parameters(), lr=lr)
     history = []
     network.train()
@@ -169,9 +179,9 @@ def train_landmark_detector(frames, keypoints, visibility, *, n_steps=400, width
         if step == int(0.8 * n_steps):
             for group in optimizer.param_groups:
                 group["lr"] = lr * 0.1
-        idx = torch.randint(n, (min(int(batch_size), n),), generator=generator)
+        idx = torch.randint(n, (min(int(batch_size), n),), generator=generator).to(device)
         x = x_all[idx]
-        sigma = torch.rand(len(idx), generator=generator) * blur
+        sigma = (torch.rand(len(idx), generator=generator) * blur).to(device)
         x = torch.where((sigma > 0.3)[:, None, None, None], _blur(x, sigma), x)
         kp, logit, heat_logits = network(x)
         mask = inside[idx].to(kp.dtype)[..., None]

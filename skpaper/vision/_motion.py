@@ -104,9 +104,9 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
     num_repeats : int, default=1
         Random frame pairs drawn per video and epoch.
     loss_weights : dict or None, default=None
-        Overrides of :data:`DEFAULT_LOSS_WEIGHTS` (keys ``perceptual``,
-        ``equivariance``, ``chain``, ``symmetry``, ``keypoint``, ``feature``,
-        ``selector``).
+        Overrides of the default weights ``{"perceptual": 10, "equivariance":
+        10, "chain": 10, "symmetry": 5, "keypoint": 10, "feature": 1,
+        "selector": 1}`` (see Notes).
     max_epochs : int, default=100
     batch_size : int, default=16
         Frame pairs per optimizer step.
@@ -160,13 +160,27 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
     - ``L_feat = |mean phi(I_t*) - mean phi(S)|_1``: spatially pooled frozen
       features, standing in for the paper's ViT constraint losses.
 
-    Only the abstract of [1]_ is public. Linear keypoint interpolation, the
-    selector's form and the consistency rule, the loss forms and weights,
-    the symmetric pairing ``1 - t*`` and the choice of TPSMM as the backbone
-    are **reconstructed**; the abstract confirms the interpolated keypoints,
-    the selector of an optimal interpolant used as the new source,
-    bidirectional training, constraints on the optimal interpolant and a
-    frozen feature extractor for the constraint losses.
+    The ``D -> S`` terms use ``1 - t*`` (the same pose ``kp(t*)``); the
+    selector scores candidates without gradients and the selected
+    interpolant is regenerated with them. The loss is
+    ``10 L_rec + 10 L_eq + 10 L_chain + 5 L_sym + 10 L_kp + L_feat``
+    (``loss_weights``), plus ``L_sel``, the squared error of the
+    learned selector's prediction of ``log |G(I_t; kp(I_t) -> kp_D) - D|_1``.
+
+    Only the abstract of [1]_ is public. It confirms keypoint-driven
+    interpolants for several ``t``, a selector of the optimal interpolant that
+    becomes the source of a small-displacement transfer, bidirectional
+    training because interpolants have no labels, constraints on the optimal
+    interpolant, and a frozen pretrained ViT in the constraint losses. The
+    following are **reconstructed**: linear keypoint interpolation; the three
+    selector rules (in pilot runs on sprites, ``"consistency"`` chose the
+    smallest ``t`` almost always, since small moves are realised best, which
+    is why ``"downstream"`` is the default); the forms and weights of
+    ``L_chain``, ``L_kp``, ``L_sym``, ``L_feat`` and the pairing ``1 - t*``;
+    the feature extractor (a small autoencoder trained in-process, not a
+    ViT); and TPSMM as the backbone. The generator blends the warped source
+    with a generated image instead of decoding the image outright, so that
+    small CPU budgets train; widths are far below TPSMM's.
 
     References
     ----------

@@ -120,24 +120,31 @@ class AnytimeTrainingMixin:
 
     def _step_losses(self, source, driving):
         module, feats = self.module_, self.features_
-        kp_s, kp_d = module.keypoints(source), module.keypoints(driving)
-        directions = [(source, driving, kp_s, kp_d)]
+        b = source.shape[0]
+        # Both directions run as one batch (A -> B is S -> D, then D -> S): same losses,
+        # half the calls, which is what costs on a CPU.
         if self.bidirectional:
-            directions.append((driving, source, kp_d, kp_s))
-        terms = {}
-        terms["perceptual"] = sum(
-            perceptual_pyramid_loss(module.generate(a, ka, kb)["prediction"], b, feats)
-            for a, b, ka, kb in directions) / len(directions)
-        terms["equivariance"] = sum(self._equivariance(b, kb) for _, b, _, kb in directions
-                                    ) / len(directions)
+            a_img, b_img = torch.cat([source, driving]), torch.cat([driving, source])
+        else:
+            a_img, b_img = source, driving
+        kp_a = module.keypoints(a_img)
+        kp_b = torch.cat([kp_a[b:], kp_a[:b]]) if self.bidirectional else module.keypoints(
+            driving)
+        terms = {
+            "perceptual": perceptual_pyramid_loss(module.generate(a_img, kp_a, kp_b)[
+                "prediction"], b_img, feats),
+            "equivariance": self._equivariance(b_img, kp_b),
+        }
         if self._anytime:
-            terms.update(self._interpolation_losses(source, driving, kp_s, kp_d))
+            terms.update(self._interpolation_losses(a_img, b_img, kp_a, kp_b, b))
         return terms
 
-    def _interpolation_losses(self, source, driving, kp_s, kp_d):
+    def _interpolation_losses(self, a_img, b_img, kp_a, kp_b, b):
+        """Interpolation terms; input rows ``:b`` are ``S -> D``, rows ``b:`` ``D -> S``."""
         module, feats = self.module_, self.features_
+        source, driving, kp_s, kp_d = a_img[:b], b_img[:b], kp_a[:b], kp_b[:b]
         times = self.interpolation_
-        n_t, b = len(times), source.shape[0]
+        n_t = len(times)
         learned = self.selector == "learned"
         rule = self.selector
         if learned and self.n_steps_ < _SELECTOR_WARMUP * self._total_steps():
@@ -164,31 +171,27 @@ class AnytimeTrainingMixin:
             chosen = [all_t[j].expand(b) for j in range(n_t)]
         chain = kp_term = sym = feat = 0.0
         for t in chosen:
-            made = []
-            pairs = [(source, driving, kp_s, kp_d, t)]
+            # D -> S at 1 - t shows the same pose kp(t) as S -> D at t.
+            t_rows = torch.cat([t, 1 - t]) if self.bidirectional else t
+            kp_t = interpolate_keypoints(kp_a, kp_b, t_rows)
+            inter = module.generate(a_img, kp_a, kp_t)["prediction"]
+            kp_inter = module.keypoints(inter)
+            out = module.generate(inter, kp_inter, kp_b)["prediction"]
+            chain = chain + perceptual_pyramid_loss(out, b_img, feats)
+            kp_term = kp_term + (kp_inter - kp_t.detach()).abs().mean()
+            if feats is not None:
+                pooled = [f.mean(dim=(2, 3)) for f in feats(inter)]
+                ref = [f.mean(dim=(2, 3)) for f in feats(a_img)]
+                feat = feat + sum((p - r).abs().mean() for p, r in zip(pooled, ref))
             if self.bidirectional:
-                pairs.append((driving, source, kp_d, kp_s, 1 - t))
-            for a, target, ka, kb, tt in pairs:
-                kp_tt = interpolate_keypoints(ka, kb, tt)
-                inter = module.generate(a, ka, kp_tt)["prediction"]
-                kp_inter = module.keypoints(inter)
-                out = module.generate(inter, kp_inter, kb)["prediction"]
-                chain = chain + perceptual_pyramid_loss(out, target, feats)
-                kp_term = kp_term + (kp_inter - kp_tt.detach()).abs().mean()
-                if feats is not None:
-                    pooled = [f.mean(dim=(2, 3)) for f in feats(inter)]
-                    ref = [f.mean(dim=(2, 3)) for f in feats(a)]
-                    feat = feat + sum((p - r).abs().mean() for p, r in zip(pooled, ref))
-                made.append(inter)
-            if self.bidirectional:
-                sym = sym + perceptual_pyramid_loss(made[0], made[1], feats)
-        n_terms = len(chosen) * (2 if self.bidirectional else 1)
-        terms["chain"] = chain / n_terms
-        terms["keypoint"] = kp_term / n_terms
+                sym = sym + perceptual_pyramid_loss(inter[:b], inter[b:], feats)
+        n_chosen = len(chosen)
+        terms["chain"] = chain / n_chosen
+        terms["keypoint"] = kp_term / n_chosen
         if self.bidirectional:
-            terms["symmetry"] = sym / len(chosen)
+            terms["symmetry"] = sym / n_chosen
         if feats is not None:
-            terms["feature"] = feat / n_terms
+            terms["feature"] = feat / n_chosen
         terms["mean_t"] = chosen[0].mean() if self.constraint == "selected" else all_t.mean()
         return terms
 

@@ -117,8 +117,19 @@ def keypoint_translations(kp_source, kp_driving, grid):
 
 
 def _tps_kernel(sq_dist):
-    # U(r) = r^2 log r^2, with U(0) = 0.
-    return sq_dist * torch.log(sq_dist.clamp_min(1e-9))
+    # U(r) = r^2 log r^2, with U(0) = 0; the clamp keeps the gradient finite at 0.
+    return sq_dist * torch.log(sq_dist.clamp_min(1e-12))
+
+
+def _squared_distances(points, centres):
+    """``|p_i - c_j|^2`` of ``(B, P, 2)`` and ``(B or 1, N, 2)``: shape ``(B, P, N)``.
+
+    Expanding the square keeps memory at ``P x N`` (no ``P x N x 2`` difference
+    tensor); rounding can make tiny values negative, hence the clamp.
+    """
+    cross = points @ centres.transpose(-1, -2)
+    sq = (points**2).sum(-1)[..., None] + (centres**2).sum(-1)[..., None, :] - 2 * cross
+    return sq.clamp_min(0.0)
 
 
 def tps_fit(control, values, regularization=1e-4):
@@ -162,7 +173,7 @@ def tps_transform(params, points):
     control, weights, affine = params
     b = points.shape[0]
     flat = points.reshape(b, -1, 2)
-    sq = ((flat[:, :, None] - control[:, None]) ** 2).sum(-1)
+    sq = _squared_distances(flat, control)
     out = affine[:, :1] + flat @ affine[:, 1:] + _tps_kernel(sq) @ weights
     return out.reshape(points.shape)
 
@@ -217,8 +228,7 @@ class RandomDeformation:
         b = points.shape[0]
         flat = points.reshape(b, -1, 2)
         out = flat @ self.affine.transpose(1, 2) + self.shift
-        sq = ((flat[:, :, None] - self.control[None, None]) ** 2).sum(-1)
-        out = out + _tps_kernel(sq) @ self.weights
+        out = out + _tps_kernel(_squared_distances(flat, self.control[None])) @ self.weights
         return out.reshape(points.shape)
 
     def warp(self, images):

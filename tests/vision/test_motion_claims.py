@@ -41,7 +41,7 @@ def test_motion_claims_report_both_paths_per_bin(results, claim, bin_name):
 
 
 def test_motion_claims_share_one_trained_pair_of_models():
-    models, seconds = paper._models("smoke", 0)
+    _, models, seconds = paper._trained("smoke", 0)
     assert set(models) == {"direct", "anytime"}
     assert models["direct"].interpolation is None and models["anytime"].bidirectional
     assert models["direct"].n_steps_ == models["anytime"].n_steps_
