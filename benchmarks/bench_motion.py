@@ -32,14 +32,15 @@ from skpaper.vision import (
 from skpaper.vision._warp import make_coordinate_grid, tps_fit, tps_transform, warp_images
 
 
-def _tps_case(n_frames, size, n_points, seed=0):
+def _tps_case(n_frames, size, n_points, dtype=torch.float64, seed=0):
     rng = np.random.default_rng(seed)
     frames = rng.uniform(size=(n_frames, 3, size, size))
     control = rng.uniform(-0.8, 0.8, size=(n_frames, n_points, 2))
     values = control + rng.normal(scale=0.1, size=control.shape)
-    grid = make_coordinate_grid(size, size, dtype=torch.float64)
-    frames_t = torch.as_tensor(frames)
-    control_t, values_t = torch.as_tensor(control), torch.as_tensor(values)
+    grid = make_coordinate_grid(size, size, dtype=dtype)
+    frames_t = torch.as_tensor(frames, dtype=dtype)
+    control_t = torch.as_tensor(control, dtype=dtype)
+    values_t = torch.as_tensor(values, dtype=dtype)
     out = {}
 
     def ours():
@@ -65,9 +66,11 @@ def _tps_case(n_frames, size, n_points, seed=0):
             return {"max_abs_diff_vs_ours": float(np.abs(warped - out["ours"]).max())}
         return {}
 
-    return Case(f"TPS warp {n_frames}x{size}px, {n_points} kp", ours=ours, peer=scipy_tps,
-                peer_name="scipy RBF+ndimage", items=n_frames,
-                params={"n_frames": n_frames, "size": size, "n_points": n_points})
+    precision = str(dtype).replace("torch.", "")
+    return Case(f"TPS warp {n_frames}x{size}px {n_points}kp {precision}", ours=ours,
+                peer=scipy_tps, peer_name="scipy RBF+ndimage", items=n_frames,
+                params={"n_frames": n_frames, "size": size, "n_points": n_points,
+                        "dtype": precision})
 
 
 def _transfer_case(quick):
@@ -104,7 +107,8 @@ def _transfer_case(quick):
 def cases(quick):
     torch.set_num_threads(1)
     sizes = [(16, 32, 5)] if quick else [(16, 32, 5), (64, 64, 10), (256, 64, 10)]
-    return [*(_tps_case(*s) for s in sizes), _transfer_case(quick)]
+    tps = [_tps_case(*s, dtype=dtype) for s in sizes for dtype in (torch.float64, torch.float32)]
+    return [*tps, _transfer_case(quick)]
 
 
 if __name__ == "__main__":

@@ -259,7 +259,8 @@ def _budget_note(scale, ev):
         note += (f" 'direct_matched_compute' is the baseline trained {cfg['compute_factor']}x "
                  f"longer ({sec['direct_matched_compute']:.0f} s).")
     return note + (" The external detector's error on the real driving frames is the dashed "
-                   "line ('real_driving' entries).")
+                   "line ('real_driving' entries). MKR and AED (colour histograms) are reported "
+                   "but not judged; two generation passes blur, which AED and L1 see.")
 
 
 # ----------------------------------------------------------------------------------- claim 1
