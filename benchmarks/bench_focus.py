@@ -1,7 +1,7 @@
 """Focus Instruction Tuning against the anchors a user would reach for instead.
 
 No package implements FIT (the authors' code was not released), so the peers
-are the paper's and the spec's anchors, trained in the same process on the same
+are the paper's anchors and a group-reweighting baseline, trained in the same process on the same
 data (six genres tied to three labels with ``rho = 0.9``; test splits iid, low,
 flipped, unseen):
 

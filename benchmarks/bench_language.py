@@ -1,6 +1,6 @@
 """DistiLLM-2 against the distillation losses a user would reach for instead.
 
-The spec's peer is TRL's ``GKDTrainer`` (generalised JSD on a mix of student and
+The natural peer is TRL's ``GKDTrainer`` (generalised JSD on a mix of student and
 dataset samples). TRL needs transformers, accelerate and datasets and trains
 Hugging Face models only, so it is not installed here; its loss is
 ``loss="gjsd"`` of :class:`~skpaper.language.ContrastiveDistiller` (same formula,

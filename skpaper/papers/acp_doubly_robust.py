@@ -133,7 +133,7 @@ def _claim_strong_signal(scale, seed, out_dir):
         passed=bool(passed),
         artifacts=[artifact],
         notes=("Nuisances: logistic propensity and linear outcome models, 2-fold "
-               "cross-fitting, propensities clipped to [1e-3, 1 - 1e-3]. The spec's own "
+               "cross-fitting, propensities clipped to [1e-3, 1 - 1e-3]. A preliminary "
                "replication (no cross-fitting, 200 replications) found SDs 0.83 vs 0.28, a "
                "ratio near 8.6; the paper's numbers were not retrievable."),
     )

@@ -30,7 +30,7 @@ _METHODS = ("seqkd", "fkl", "skl_both", "distillm2")
 _SCALES = {
     # n_worlds Markov sources (each with its own teacher and student) x n_seeds distillation
     # seeds; teacher/student = (layers, width, training epochs at batch 64). "full" is the
-    # spec's prototype: 24 symbols, 600 teacher steps, 60 student steps, 300 distillation
+    # reference prototype: 24 symbols, 600 teacher steps, 60 student steps, 300 distillation
     # steps at batch 128 with student samples regenerated every 100 steps.
     "smoke": dict(n_worlds=1, n_seeds=1, n_symbols=8, length=12, prompt_len=4, n_train=256,
                   n_prompts=64, n_eval=32, teacher=(1, 32, 6), student=(1, 16, 1),
@@ -222,8 +222,8 @@ def _claim_beats_baselines(scale, seed, out_dir):
         notes=("Judge proxy instead of GPT-4o win rates; teacher and student are trained in the "
                "claim. Every method runs the same steps from the same student; margins are per "
                "seed (the minimum is reported). 'quick' trains a smaller teacher for half the "
-               "spec's steps and distils for 162 instead of 300 steps, so the gaps between "
-               "methods are smaller there; 'full' is the spec's prototype (3 Markov worlds)."),
+               "prototype's steps and distils for 162 instead of 300 steps, so the gaps between "
+               "methods are smaller there; 'full' is the full prototype (3 Markov worlds)."),
     )
 
 
@@ -262,7 +262,7 @@ def _claim_signature(scale, seed, out_dir):
 
 @register_claim(SLUG, "same-loss-both-types",
                 "DistiLLM-2 versus the same skew KL on both data types: reported, not asserted "
-                "(the paper's ablation; the spec prototype measured a lead of about 0.1 nats).")
+                "(the paper's ablation; a preliminary prototype measured a lead of about 0.1 nats).")
 def _claim_same_loss(scale, seed, out_dir):
     runs = _experiment(scale, seed)
     nll, table = _by_method(runs, "teacher_nll")
@@ -284,5 +284,5 @@ def _claim_same_loss(scale, seed, out_dir):
                   "distillm2_lead_over_skl_both": [float(v) for v in lead]},
         expected={"reported_only": True, "spec_prototype_lead": 0.1},
         passed=True, artifacts=[artifact],
-        notes="Reported, not asserted: the spec's prototype found the lead small (about 0.1).",
+        notes="Reported, not asserted: a preliminary prototype found the lead small (about 0.1).",
     )

@@ -12,7 +12,7 @@ paper's 600 optimisation steps and is sized for a GPU.
 
 Realism is the mean Euclidean distance from a generated image to its nearest
 training image (lower is more realistic), the offline substitute for FID
-suggested by the spec; the paper's FID, IS and CLIP-score tables are not
+used on CPU; the paper's FID, IS and CLIP-score tables are not
 reproduced.
 """
 
