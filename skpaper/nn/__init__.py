@@ -6,7 +6,7 @@ also reachable from here; they load on first access, since the language family i
 builds on this package.
 """
 
-from ._base import BaseTorchEstimator, Callback, EarlyStopping, resolve_device
+from ._base import BaseTorchEstimator, Callback, EarlyStopping, HalveOnPlateau, resolve_device
 from ._convnet import LaurelConvNetClassifier, make_laurel_convnet
 from ._laurel import (
     LAUREL_VARIANTS,
@@ -36,6 +36,7 @@ __all__ = [
     "CharTokenizer",
     "Callback",
     "EarlyStopping",
+    "HalveOnPlateau",
     "LAUREL_VARIANTS",
     "LanguageModel",
     "LaurelBlock",

@@ -17,7 +17,13 @@ from tqdm.auto import tqdm
 
 from ..utils._sklearn import Interval, StrOptions
 
-__all__ = ["BaseTorchEstimator", "Callback", "EarlyStopping", "resolve_device"]
+__all__ = [
+    "BaseTorchEstimator",
+    "Callback",
+    "EarlyStopping",
+    "HalveOnPlateau",
+    "resolve_device",
+]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -81,6 +87,50 @@ class EarlyStopping(Callback):
         else:
             self._wait += 1
         return self._wait >= self.patience
+
+
+class HalveOnPlateau(Callback):
+    """Halve the learning rate and restore the best weights when ``monitor`` plateaus.
+
+    After ``patience`` epochs without an improvement of ``monitor`` (lower is better),
+    the optimizer's learning rates are multiplied by ``factor`` and the module goes back
+    to its best weights; at the end of training the best weights are restored too.
+
+    Parameters
+    ----------
+    monitor : str, default="train_loss"
+    patience : int, default=50
+    factor : float, default=0.5
+    """
+
+    def __init__(self, monitor="train_loss", patience=50, factor=0.5):
+        self.monitor = monitor
+        self.patience = patience
+        self.factor = factor
+
+    def on_train_begin(self, estimator):
+        self._best = np.inf
+        self._best_state = None
+        self._wait = 0
+
+    def on_epoch_end(self, estimator, record):
+        value = record[self.monitor]
+        if value < self._best:
+            self._best = value
+            self._best_state = copy.deepcopy(estimator.module_.state_dict())
+            self._wait = 0
+            return False
+        self._wait += 1
+        if self._wait >= self.patience:
+            for group in estimator.optimizer_.param_groups:
+                group["lr"] *= self.factor
+            estimator.module_.load_state_dict(self._best_state)
+            self._wait = 0
+        return False
+
+    def on_train_end(self, estimator):
+        if self._best_state is not None:
+            estimator.module_.load_state_dict(self._best_state)
 
 
 class BaseTorchEstimator(BaseEstimator):

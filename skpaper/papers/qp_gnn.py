@@ -42,19 +42,24 @@ def _labelled(n_samples, m, n, nnz, seed):
                 "at least as well.")
 def _claim_capacity(scale, seed, out_dir):
     from ..graph import QPGNNFeasibilityClassifier, QPGNNRegressor
+    from ..nn import HalveOnPlateau
 
     _torch_one_thread()
     n_samples, m, n, nnz, epochs = _CAPACITY[scale]
     data = _labelled(n_samples, m, n, nnz, seed)
-    common = dict(max_epochs=epochs, batch_size=n_samples, lr=3e-3, random_state=seed,
-                  device="cpu")
     observed, curves = {}, {}
     for h in (8, 64):
-        obj = QPGNNRegressor(hidden_dim=h, **common).fit(data["X_ok"], data["objective"])
-        sol = QPGNNRegressor(target="solution", hidden_dim=h, **common).fit(
+        # The official schedule: halve the learning rate and restore the best weights
+        # after a 50-epoch plateau (fresh callback per model).
+        common = dict(max_epochs=epochs, batch_size=n_samples, lr=3e-3, random_state=seed,
+                      device="cpu")
+        obj = QPGNNRegressor(hidden_dim=h, callbacks=[HalveOnPlateau(patience=50)],
+                             **common).fit(data["X_ok"], data["objective"])
+        sol = QPGNNRegressor(target="solution", hidden_dim=h,
+                             callbacks=[HalveOnPlateau(patience=50)], **common).fit(
             data["X_ok"], data["solutions"])
-        clf = QPGNNFeasibilityClassifier(hidden_dim=h, **common).fit(
-            data["X_all"], data["feasible"])
+        clf = QPGNNFeasibilityClassifier(hidden_dim=h, callbacks=[HalveOnPlateau(patience=50)],
+                                         **common).fit(data["X_all"], data["feasible"])
         observed[f"objective_rel_error_h{h}"] = obj.relative_error(data["X_ok"],
                                                                    data["objective"])
         observed[f"solution_rel_error_h{h}"] = sol.relative_error(data["X_ok"],
@@ -86,7 +91,10 @@ def _claim_capacity(scale, seed, out_dir):
                   "feasibility_accuracy_h64_at_least_h8": True},
         passed=bool(passed), artifacts=[artifact],
         notes=("Training error only (the paper's claim is about representation); "
-               f"{n_samples} instances of {m}x{n}, {epochs} full-batch Adam steps."),
+               f"{n_samples} instances of {m}x{n}, {epochs} full-batch Adam steps with the "
+               "official halve-and-restore-best schedule on 50-epoch plateaus. The fit is "
+               "sensitive to the trajectory at this budget: the same setting without the "
+               "schedule has ended anywhere from 0.03 to 0.25 for the objective at hidden 64."),
     )
 
 

@@ -169,3 +169,20 @@ def test_tiny_language_model_is_reachable_from_nn():
         assert name in skpaper.nn.__all__
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         skpaper.nn.Nope
+
+
+def test_halve_on_plateau_restores_best_weights_and_halves_lr(clf_data):
+    from skpaper.nn import HalveOnPlateau
+
+    X, y = clf_data
+    cb = HalveOnPlateau(patience=2)
+    clf = MLPClassifier(random_state=0, callbacks=[cb], **{**SMALL, "lr": 5.0,
+                                                          "max_epochs": 12}).fit(X, y)
+    # A huge learning rate makes the loss jump around: it was halved at least once.
+    assert clf.optimizer_.param_groups[0]["lr"] < 5.0
+    best = min(r["train_loss"] for r in clf.history_)
+    # The returned module holds the best epoch's weights, not the last epoch's.
+    state = {k: v.double() for k, v in cb._best_state.items()}
+    for key, value in clf.module_.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), state[key].numpy(), rtol=1e-6)
+    assert cb._best == best
