@@ -152,3 +152,42 @@ def test_structured_input_contract(estimator):
     params = estimator.get_params()
     assert clone(estimator).get_params().keys() == params.keys()
     assert type(estimator)().set_params(**params).get_params().keys() == params.keys()
+
+
+# --------------------------------------------------------------------------------------------
+# Dropout draws from torch's global generator unless the estimator forks it: with dropout on,
+# two fits with the same random_state must agree and torch's global RNG must not move.
+
+def _with_dropout(estimator, rate=0.3):
+    keys = [k for k in estimator.get_params(deep=True) if k.split("__")[-1] == "dropout"]
+    return estimator.set_params(**{k: rate for k in keys}) if keys else None
+
+
+# One instance per class (its first, small configuration) with every dropout set to 0.3.
+DROPOUT = [est for est in (_with_dropout(clone(next(make_instances(cls)))) for _, cls in ESTIMATORS)
+           if est is not None]
+
+
+def _fit_data(estimator):
+    name = type(estimator).__name__
+    if name in FIT_DATA:
+        return FIT_DATA[name]()
+    rng = np.random.RandomState(0)
+    return rng.normal(size=(24, 4)), rng.randint(0, 2, 24)
+
+
+def test_dropout_estimators_are_covered():
+    names = {type(est).__name__ for est in DROPOUT}
+    assert {"LanguageModel", "ContrastiveDistiller", "FocusInstructionLM", "OctahedralFlipper",
+            "QuotientOrienter"} <= names
+
+
+@pytest.mark.parametrize("estimator", DROPOUT, ids=_id)
+def test_dropout_is_seeded_and_leaves_global_rng(estimator):
+    torch = pytest.importorskip("torch")
+    X, y = _fit_data(estimator)
+    before = torch.random.get_rng_state().clone()
+    first = _outputs(clone(estimator).fit(X, y), X)
+    second = _outputs(clone(estimator).fit(X, y), X)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    _assert_outputs_equal(first, second)

@@ -6,7 +6,11 @@ whole :meth:`_fit_loop`. The base takes care of seeding, devices, the epoch
 loop, history, callbacks, inference in float64 and device-independent pickling.
 """
 
+import contextlib
 import copy
+import functools
+import inspect
+import threading
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,10 +26,70 @@ __all__ = [
     "Callback",
     "EarlyStopping",
     "HalveOnPlateau",
+    "local_torch_rng",
     "resolve_device",
 ]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+# Depth of nested local-RNG blocks in this thread (fit may call predict, a meta-estimator
+# may fit a torch estimator): only the outermost block forks and restores.
+_LOCAL_RNG = threading.local()
+
+
+def _in_local_rng():
+    return getattr(_LOCAL_RNG, "depth", 0) > 0
+
+
+def _derive_seed(seed, stream):
+    """A seed for ``stream`` (an int) independent of the other streams of ``seed``."""
+    return int(np.random.SeedSequence([int(seed), int(stream)]).generate_state(1)[0])
+
+
+@contextlib.contextmanager
+def local_torch_rng(seed=None):
+    """Run a block on a private copy of torch's global RNGs (CPU and every CUDA device).
+
+    Dropout layers and other torch ops without a ``generator`` argument draw from the
+    global generators; inside this block they draw from a fork, seeded with ``seed``
+    when given, and the global states are restored on exit. Nested blocks share the
+    outermost fork.
+    """
+    if _in_local_rng():
+        if seed is not None:
+            torch.manual_seed(seed)
+        yield
+        return
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        _LOCAL_RNG.depth = 1
+        try:
+            if seed is not None:
+                torch.manual_seed(seed)
+            yield
+        finally:
+            _LOCAL_RNG.depth = 0
+
+
+def _with_local_rng(method, is_fit):
+    """Wrap a public method of a torch estimator in :func:`local_torch_rng`.
+
+    ``fit``-like methods are seeded by :meth:`BaseTorchEstimator._init_torch_state`
+    (from ``random_state``); the other methods from the fitted seed, so that repeated
+    calls on a fitted estimator are reproducible too.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if _in_local_rng():
+            return method(self, *args, **kwargs)
+        seed = getattr(self, "_init_seed", None)
+        seed = None if is_fit or seed is None else _derive_seed(seed, 2)
+        with local_torch_rng(seed):
+            return method(self, *args, **kwargs)
+
+    wrapper._skpaper_local_rng = True
+    return wrapper
 
 
 def resolve_device(device):
@@ -140,7 +204,9 @@ class BaseTorchEstimator(BaseEstimator):
     reads parameters from the signature) and implement
     :meth:`_build_module`. Training uses a local :class:`torch.Generator`
     derived from ``random_state``; weights are initialised inside
-    :func:`torch.random.fork_rng`, so the global RNG state is left untouched.
+    :func:`torch.random.fork_rng`, and every public method of a subclass (``fit``,
+    ``predict``, ...) runs inside :func:`local_torch_rng`, so dropout masks are seeded
+    from ``random_state`` and the global RNG state is left untouched.
 
     Parameters
     ----------
@@ -173,6 +239,18 @@ class BaseTorchEstimator(BaseEstimator):
     n_iter_ : int
         Number of epochs run.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        # Every public method runs on a forked torch RNG, so that dropout and other
+        # generator-less torch randomness is seeded from ``random_state`` and never
+        # changes the global state.
+        for name, value in list(vars(cls).items()):
+            if (name.startswith("_") or not inspect.isfunction(value)
+                    or getattr(value, "_skpaper_local_rng", False)):
+                continue
+            setattr(cls, name, _with_local_rng(value, is_fit=name.startswith("fit")
+                                               or name == "partial_fit"))
+        super().__init_subclass__(**kwargs)
 
     _parameter_constraints = {
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -240,6 +318,10 @@ class BaseTorchEstimator(BaseEstimator):
         rng = check_random_state(self.random_state)
         self._init_seed = int(rng.randint(2**31 - 1))
         self._generator = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
+        if _in_local_rng():
+            # Generator-less draws (dropout masks) during this fit come from the fork
+            # opened around the public method, seeded from random_state.
+            torch.manual_seed(_derive_seed(self._init_seed, 1))
         return rng
 
     def _make_module(self, factory=None):
