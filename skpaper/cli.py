@@ -3,16 +3,45 @@
 Examples
 --------
 ``skpaper list``
+``skpaper list --results results``
 ``skpaper reproduce all --scale quick --seed 0 --out results``
 ``skpaper reproduce laurel --scale smoke --strict``
+
+A claim ends in one of five statuses (see :mod:`skpaper.papers._registry`):
+reproduced, not reproduced, uninformative (its negative control passed too),
+reported (asserts nothing) and error. ``--strict`` exits with 1 when any claim
+is not reproduced, uninformative or an error; an error always does.
 """
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 from . import __version__
+
+_MAX_SEED = 2**32 - 1
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 0 <= value <= _MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be in [0, {_MAX_SEED}], got {value}")
+    return value
+
+
+def _threads(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+    if not 1 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"must be in [1, 1024], got {value}")
+    return value
 
 
 def _build_parser():
@@ -22,30 +51,85 @@ def _build_parser():
     parser.add_argument("--version", action="version", version=f"skpaper {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("list", help="list the papers, self-checks and their claims")
+    lst = sub.add_parser("list", help="list the papers, self-checks and their claims")
+    lst.add_argument("--results", default=None,
+                     help="a folder written by `skpaper reproduce`: show each claim's status "
+                          "from it, and the five counts")
 
     rep = sub.add_parser("reproduce", help="run the claims of one paper, or of all")
     rep.add_argument("paper", help="a paper slug from `skpaper list`, or 'all'")
     rep.add_argument("--scale", choices=("smoke", "quick", "full"), default="quick",
                      help="smoke: seconds; quick: about a minute per paper (default); "
                           "full: paper-sized")
-    rep.add_argument("--seed", type=int, default=0, help="seed of every random draw")
+    rep.add_argument("--seed", type=_seed, default=0,
+                     help=f"seed of every random draw, in [0, {_MAX_SEED}] (default: 0)")
     rep.add_argument("--out", default="results", help="output folder (default: results)")
+    rep.add_argument("--threads", type=_threads, default=None,
+                     help="torch and BLAS threads during each claim (default: 1)")
     rep.add_argument("--strict", action="store_true",
-                     help="exit non-zero when a claim is not reproduced")
+                     help="exit non-zero when a claim is not reproduced, uninformative or "
+                          "an error")
     return parser
 
 
-def _cmd_list(out):
+def _count_statuses(statuses):
+    from .papers import STATUSES
+
+    counts = dict.fromkeys(STATUSES, 0)
+    for status in statuses:
+        counts[status] += 1
+    return counts
+
+
+def _format_counts(counts):
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def _read_statuses(results_dir):
+    """Statuses of the claim JSON files under ``results_dir``: {claim key: status}."""
+    statuses = {}
+    for path in sorted(Path(results_dir).glob("*/*.json")):
+        try:
+            payload = json.loads(path.read_text())
+            statuses[f"{payload['paper']}/{payload['claim']}"] = payload["status"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return statuses
+
+
+def _claim_kind(claim):
+    if claim.reported:
+        return "reported"
+    if claim.control is None:
+        return "no control: reported"
+    return f"control: {claim.control}"
+
+
+def _cmd_list(args, out, err):
     from .papers import get_claims, get_papers
 
+    statuses = {}
+    if args.results is not None:
+        if not Path(args.results).is_dir():
+            err.write(f"error: --results {args.results!r} is not a folder\n")
+            return 2
+        statuses = _read_statuses(args.results)
     claims = get_claims()
     for kind, heading in (("paper", "Papers"), ("selfcheck", "Framework self-checks")):
         out.write(f"{heading}:\n")
         for paper in get_papers(kind):
             out.write(f"  {paper.slug}  ({paper.module})  {paper.title}\n")
             for claim in (c for c in claims if c.paper == paper.slug):
-                out.write(f"      - {claim.claim_id}: {claim.description}\n")
+                status = f" [{statuses.get(claim.key, 'not run')}]" if args.results else ""
+                out.write(f"      - {claim.claim_id}{status} ({_claim_kind(claim)}): "
+                          f"{claim.description}\n")
+    n_asserted = sum(not c.reported and c.control is not None for c in claims)
+    out.write(f"{len(claims)} claims: {n_asserted} asserted with a negative control, "
+              f"{len(claims) - n_asserted} reported\n")
+    if args.results is not None:
+        known = [statuses[c.key] for c in claims if c.key in statuses]
+        out.write(f"in {args.results}: {_format_counts(_count_statuses(known))}, "
+                  f"{len(claims) - len(known)} not run\n")
     return 0
 
 
@@ -60,20 +144,30 @@ def _format_observed(observed, limit=4):
 
 
 def write_report(rows, out_dir, scale, seed):
-    """Write ``report.md``: one table row per claim. Returns its path."""
+    """Write ``report.md``: the five status counts and one table row per claim. Returns its path."""
+    counts = _count_statuses(r.status for _, r in rows)
     lines = [
         "# skpaper reproduction report",
         "",
         f"scale: `{scale}`, seed: `{seed}`, skpaper {__version__}",
         "",
-        "| paper | claim | status | runtime (s) | observed | plots |",
-        "|---|---|---|---|---|---|",
+        f"{len(rows)} claims: {_format_counts(counts)}.",
+        "",
+        "| status | claims |",
+        "|---|---|",
+        *(f"| {status} | {n} |" for status, n in counts.items()),
+        "",
+        "| paper | claim | status | control | runtime (s) | observed | plots |",
+        "|---|---|---|---|---|---|---|",
     ]
     for claim, result in rows:
-        status = "error" if result.error else ("reproduced" if result.passed
-                                               else "not reproduced")
         plots = " ".join(f"[{a}]({claim.paper}/{a})" for a in result.artifacts)
-        lines.append(f"| {claim.paper} | {claim.claim_id} | {status} | "
+        if result.control is None:
+            control = "none"
+        else:
+            control = (f"{result.control.name}: "
+                       f"{'passes' if result.control.passed else 'fails'}")
+        lines.append(f"| {claim.paper} | {claim.claim_id} | {result.status} | {control} | "
                      f"{result.runtime_s:.1f} | {_format_observed(result.observed)} | {plots} |")
     notes = [(c, r) for c, r in rows if r.notes or r.error]
     if notes:
@@ -88,48 +182,65 @@ def write_report(rows, out_dir, scale, seed):
     return path
 
 
-def _cmd_reproduce(args, out):
-    import matplotlib
+def _writable_folder(path):
+    """None when ``path`` is (or can be made) a writable folder, else the reason why not."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".skpaper-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
 
-    matplotlib.use("Agg")
-    from tqdm.auto import tqdm
 
+def _cmd_reproduce(args, out, err):
     from .papers import get_claims, run_claim
 
     try:
         claims = get_claims(args.paper)
     except ValueError as exc:
-        out.write(f"error: {exc}\n")
+        err.write(f"error: {exc}\n")
         return 2
+    reason = _writable_folder(args.out)
+    if reason is not None:
+        err.write(f"error: --out {args.out!r} is not a writable folder ({reason})\n")
+        return 2
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from tqdm.auto import tqdm
+
     out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     start = time.perf_counter()
     for claim in tqdm(claims, desc="claims", disable=None, unit="claim"):
-        result = run_claim(claim, scale=args.scale, seed=args.seed, out_dir=out_dir)
+        result = run_claim(claim, scale=args.scale, seed=args.seed, out_dir=out_dir,
+                           threads=args.threads)
         rows.append((claim, result))
-        status = "ERROR" if result.error else ("ok" if result.passed else "NOT REPRODUCED")
-        out.write(f"[{status}] {claim.key} ({result.runtime_s:.1f}s)\n")
+        out.write(f"[{result.status.upper()}] {claim.key} ({result.runtime_s:.1f}s)\n")
         if result.error:
-            out.write(result.error)
+            out.write(result.error.rstrip() + "\n")
     report = write_report(rows, out_dir, args.scale, args.seed)
-    n_err = sum(bool(r.error) for _, r in rows)
-    n_fail = sum((not r.passed) and not r.error for _, r in rows)
-    out.write(f"{len(rows)} claims, {len(rows) - n_err - n_fail} reproduced, {n_fail} not "
-              f"reproduced, {n_err} errors in {time.perf_counter() - start:.1f}s; "
-              f"report: {report}\n")
-    if n_err or (args.strict and n_fail):
+    counts = _count_statuses(r.status for _, r in rows)
+    out.write(f"{len(rows)} claims: {_format_counts(counts)} in "
+              f"{time.perf_counter() - start:.1f}s; report: {report}\n")
+    failing = counts["not reproduced"] + counts["uninformative"]
+    if counts["error"] or (args.strict and failing):
         return 1
     return 0
 
 
-def main(argv=None, out=None):
+def main(argv=None, out=None, err=None):
     """Entry point of the ``skpaper`` console script; returns the exit code."""
     out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     args = _build_parser().parse_args(argv)
     if args.command == "list":
-        return _cmd_list(out)
-    return _cmd_reproduce(args, out)
+        return _cmd_list(args, out, err)
+    return _cmd_reproduce(args, out, err)
 
 
 if __name__ == "__main__":  # pragma: no cover

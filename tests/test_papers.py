@@ -7,7 +7,15 @@ import sys
 import pytest
 
 from skpaper.cli import main
-from skpaper.papers import SCALES, ClaimResult, get_claims, get_papers, run_claim
+from skpaper.papers import (
+    SCALES,
+    STATUSES,
+    ClaimResult,
+    ControlResult,
+    get_claims,
+    get_papers,
+    run_claim,
+)
 
 CLAIMS = get_claims()
 
@@ -16,10 +24,23 @@ CLAIMS = get_claims()
 def test_claim_runs_at_smoke_scale(claim, tmp_path):
     result = run_claim(claim, scale="smoke", seed=0, out_dir=tmp_path)
     assert result.error is None, result.error
+    assert result.status in STATUSES and result.status != "error"
     assert isinstance(result.passed, bool)
     assert result.observed and result.expected
     payload = json.loads((tmp_path / claim.paper / f"{claim.claim_id}.json").read_text())
     assert payload["claim"] == claim.claim_id and payload["scale"] == "smoke"
+    assert payload["status"] == result.status
+    # where the numbers come from, and what is asserted
+    assert payload["paper_statement"].strip() and payload["check"].strip(), claim.key
+    assert {"skpaper", "numpy", "scipy", "scikit-learn", "torch",
+            "torch_threads"} <= set(payload["environment"])
+    if claim.reported:
+        assert payload["control"] is None and payload["check_passed"] is None
+    else:
+        # an asserting claim names its negative control and reports it
+        assert claim.control, f"{claim.key} asserts without a negative control"
+        assert payload["control"]["name"] == claim.control
+        assert isinstance(payload["control"]["passed"], bool) and payload["control"]["observed"]
     for artifact in result.artifacts:
         assert (tmp_path / claim.paper / artifact).stat().st_size > 0
 
@@ -83,9 +104,22 @@ def test_cli_exit_codes(tmp_path, capsys, monkeypatch):
     from skpaper.papers import _registry
 
     assert main(["reproduce", "no-such-paper", "--out", str(tmp_path)]) == 2
+    assert "paper must be 'all' or one of" in capsys.readouterr().err
 
     def not_reproduced(scale, seed, out_dir):
-        return ClaimResult(observed={"x": 1.0}, expected={"x": 2.0}, passed=False)
+        return ClaimResult(observed={"x": 1.0}, expected={"x": 2.0}, passed=False,
+                           control=ControlResult({"x": 0.5}, False))
+
+    def uninformative(scale, seed, out_dir):
+        return ClaimResult(observed={"x": 3.0}, expected={"x": 2.0}, passed=True,
+                           control=ControlResult({"x": 2.5}, True))
+
+    def reproduced(scale, seed, out_dir):
+        return ClaimResult(observed={"x": 3.0}, expected={"x": 2.0}, passed=True,
+                           control=ControlResult({"x": 0.5}, False))
+
+    def figure(scale, seed, out_dir):
+        return ClaimResult(observed={"x": 3.0}, expected={"x": "shown"})
 
     def erroring(scale, seed, out_dir):
         raise ValueError("broken claim")
@@ -94,14 +128,55 @@ def test_cli_exit_codes(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(_registry, "_CLAIMS", {})
     monkeypatch.setattr(_registry, "_load_all", lambda: None)
     _registry.register_paper("fake", "Fake", "skpaper.fake")
-    _registry.register_claim("fake", "miss", "not reproduced")(not_reproduced)
+    _registry.register_claim("fake", "ok", "reproduced", control="off")(reproduced)
+    _registry.register_claim("fake", "fig", "a figure", reported=True)(figure)
     args = ["reproduce", "fake", "--scale", "smoke", "--out", str(tmp_path)]
+    assert main(args + ["--strict"]) == 0
+    _registry.register_claim("fake", "same", "uninformative", control="off")(uninformative)
     assert main(args) == 0
     assert main(args + ["--strict"]) == 1
-    _registry.register_claim("fake", "err", "raises")(erroring)
+    summary = capsys.readouterr().out
+    assert ("4 claims" not in summary and "3 claims: 1 reproduced, 0 not reproduced, "
+            "1 uninformative, 1 reported, 0 error" in summary)
+    _registry.register_claim("fake", "miss", "not reproduced", control="off")(not_reproduced)
+    assert main(args) == 0
+    assert main(args + ["--strict"]) == 1
+    _registry.register_claim("fake", "err", "raises", control="off")(erroring)
     assert main(args) == 1
-    assert "broken claim" in (tmp_path / "report.md").read_text()
-    capsys.readouterr()
+    report = (tmp_path / "report.md").read_text()
+    assert "broken claim" in report
+    for status, n in (("reproduced", 1), ("not reproduced", 1), ("uninformative", 1),
+                      ("reported", 1), ("error", 1)):
+        assert f"| {status} | {n} |" in report
+    assert main(["list", "--results", str(tmp_path)]) == 0
+    listing = capsys.readouterr().out
+    assert "same [uninformative] (control: off)" in listing
+    assert "1 reproduced, 1 not reproduced, 1 uninformative, 1 reported, 1 error" in listing
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["reproduce", "all", "--seed", "-1"], "--seed: must be in"),
+    (["reproduce", "all", "--seed", str(10**23)], "--seed: must be in"),
+    (["reproduce", "all", "--seed", "x"], "--seed: must be an integer"),
+    (["reproduce", "all", "--threads", "0"], "--threads: must be in"),
+])
+def test_cli_rejects_bad_arguments_up_front(argv, message, capsys):
+    with pytest.raises(SystemExit) as excinfo:
+        main(argv)
+    assert excinfo.value.code == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and not captured.out
+
+
+def test_cli_rejects_unwritable_out(tmp_path, capsys):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    for out in (str(a_file), str(a_file / "sub"), "/proc/skpaper-x"):
+        assert main(["reproduce", "framework-selfcheck", "--scale", "smoke", "--out", out]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith("error: --out ") and captured.err.count("\n") == 1
+        assert "Traceback" not in captured.err + captured.out
+    assert main(["list", "--results", str(a_file)]) == 2
 
 
 def test_python_dash_m_entry_point():

@@ -7,8 +7,10 @@ Run them with ``skpaper reproduce <slug|all>``.
 
 from ._registry import (
     SCALES,
+    STATUSES,
     Claim,
     ClaimResult,
+    ControlResult,
     Paper,
     get_claims,
     get_papers,
@@ -19,8 +21,10 @@ from ._registry import (
 
 __all__ = [
     "SCALES",
+    "STATUSES",
     "Claim",
     "ClaimResult",
+    "ControlResult",
     "Paper",
     "get_claims",
     "get_papers",

@@ -5,6 +5,22 @@ function with :func:`register_claim`. A claim function has the signature
 ``func(scale, seed, out_dir) -> ClaimResult``: ``scale`` is one of
 :data:`SCALES`, ``seed`` an int that must drive every random draw, and
 ``out_dir`` a :class:`pathlib.Path` (already created) for its plots.
+
+Every claim ends in one of :data:`STATUSES`:
+
+``"reproduced"``
+    The check passed and its negative control (the same check with the
+    paper's mechanism removed) failed.
+``"not reproduced"``
+    The check failed.
+``"uninformative"``
+    The check passed, but so did its control: the check cannot tell the
+    paper's mechanism from its absence, so the pass is no evidence.
+``"reported"``
+    The claim asserts nothing (an ablation, a figure, a measurement), or it
+    has no negative control. It never counts as reproduced.
+``"error"``
+    The claim raised, or returned something the framework rejects.
 """
 
 import importlib
@@ -19,6 +35,9 @@ from pathlib import Path
 #: ``smoke``: seconds (what the tests run); ``quick``: about a minute per paper
 #: on two CPU cores (the default); ``full``: paper-sized.
 SCALES = ("smoke", "quick", "full")
+
+#: Every status a claim can end in (see the module docstring).
+STATUSES = ("reproduced", "not reproduced", "uninformative", "reported", "error")
 
 _PAPERS = {}
 _CLAIMS = {}
@@ -35,6 +54,26 @@ class Paper:
 
 
 @dataclass
+class ControlResult:
+    """Outcome of a claim's negative control: the same check, the paper's mechanism removed.
+
+    Attributes
+    ----------
+    observed : dict
+        The control's figures.
+    passed : bool
+        Whether the control passes the claim's check. It should not: a
+        control that passes makes the claim ``"uninformative"``.
+    name : str or None
+        Filled in from :func:`register_claim` when left None.
+    """
+
+    observed: dict
+    passed: bool
+    name: str | None = None
+
+
+@dataclass
 class ClaimResult:
     """Outcome of one claim at one scale.
 
@@ -43,10 +82,19 @@ class ClaimResult:
     observed : dict
         Measured figures (JSON-serialisable scalars or short lists).
     expected : dict
-        What the paper claims, as figures or as a short description of the
-        criterion (``{"accuracy_gap_max": 0.02}``).
-    passed : bool
-        Whether ``observed`` meets ``expected`` at this scale.
+        The criterion, as figures or as a short description
+        (``{"gain_lower_bound": "> 0"}``).
+    passed : bool or None
+        Whether ``observed`` meets ``expected``; None for a reported claim.
+    control : ControlResult or None
+        The negative control's outcome; required for an asserting claim
+        registered with a ``control``.
+    arms : dict or None
+        For comparisons: ``{arm: {"parameters": ..., "train_steps": ...,
+        "train_examples": ...}}``, so that the fairness of the comparison
+        can be read from the JSON.
+    status : str
+        One of :data:`STATUSES`, set by :func:`run_claim`.
     runtime_s : float
         Wall time, filled in by :func:`run_claim`.
     artifacts : list of str
@@ -59,7 +107,10 @@ class ClaimResult:
 
     observed: dict
     expected: dict
-    passed: bool
+    passed: bool | None = None
+    control: ControlResult | None = None
+    arms: dict | None = None
+    status: str = ""
     runtime_s: float = 0.0
     artifacts: list = field(default_factory=list)
     notes: str = ""
@@ -71,12 +122,32 @@ class ClaimResult:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of a paper: an id, a sentence, and the function that checks it."""
+    """One claim of a paper: an id, a sentence, and the function that checks it.
+
+    Attributes
+    ----------
+    paper, claim_id, description : str
+    func : callable
+        ``func(scale, seed, out_dir) -> ClaimResult``.
+    paper_statement : str
+        What the paper says, with section or table where known.
+    check : str
+        What the claim asserts, in words (the statistic, the bound, the seeds).
+    control : str or None
+        Name of the negative control (the check with the paper's mechanism
+        removed). None for a reported claim.
+    reported : bool
+        True when the claim asserts nothing (status ``"reported"``).
+    """
 
     paper: str
     claim_id: str
     description: str
     func: object = field(compare=False, repr=False)
+    paper_statement: str = ""
+    check: str = ""
+    control: str | None = None
+    reported: bool = False
 
     @property
     def key(self):
@@ -106,11 +177,31 @@ def register_paper(slug, title, module, kind="paper"):
     return paper
 
 
-def register_claim(paper, claim_id, description):
-    """Decorator registering ``func(scale, seed, out_dir) -> ClaimResult`` as a claim."""
+def register_claim(paper, claim_id, description, *, paper_statement="", check="",
+                   control=None, reported=False):
+    """Decorator registering ``func(scale, seed, out_dir) -> ClaimResult`` as a claim.
+
+    Parameters
+    ----------
+    paper, claim_id, description : str
+    paper_statement : str, default=""
+        What the paper states (section/table when known).
+    check : str, default=""
+        What is asserted.
+    control : str or None, default=None
+        Name of the negative control. An asserting claim without one is
+        reported, not asserted.
+    reported : bool, default=False
+        The claim asserts nothing; its function returns ``passed=None``.
+    """
+    if reported and control is not None:
+        raise ValueError(f"claim {paper}/{claim_id}: a reported claim asserts nothing and "
+                         f"takes no control, got control={control!r}.")
 
     def decorator(func):
-        claim = Claim(paper=paper, claim_id=claim_id, description=description, func=func)
+        claim = Claim(paper=paper, claim_id=claim_id, description=description, func=func,
+                      paper_statement=paper_statement, check=check, control=control,
+                      reported=bool(reported))
         _CLAIMS[claim.key] = claim
         return func
 
@@ -149,34 +240,96 @@ def get_claims(paper=None):
     return [_CLAIMS[k] for k in sorted(_CLAIMS) if _CLAIMS[k].paper == paper]
 
 
-def run_claim(claim, scale="quick", seed=0, out_dir="results"):
-    """Run one claim, time it, and write ``<out_dir>/<paper>/<claim_id>.json``.
+def _status(claim, result):
+    """The status of a returned result, and a note when the framework overrides the claim."""
+    if claim.reported:
+        if result.passed is not None:
+            return "error", (f"reported claim {claim.key} must return passed=None, got "
+                             f"{result.passed!r}")
+        return "reported", ""
+    if not isinstance(result.passed, bool):
+        return "error", (f"asserting claim {claim.key} must return passed as a bool, got "
+                         f"{result.passed!r}")
+    if claim.control is None:
+        return "reported", "no negative control registered: reported, not asserted"
+    if not isinstance(result.control, ControlResult) or not isinstance(result.control.passed,
+                                                                       bool):
+        return "error", (f"claim {claim.key} declares the control {claim.control!r} but "
+                         f"returned no ControlResult with a bool passed")
+    if not result.passed:
+        return "not reproduced", ""
+    if result.control.passed:
+        return "uninformative", "the negative control passes the check too"
+    return "reproduced", ""
 
-    An exception inside the claim is caught and recorded in ``error`` (with
-    ``passed=False``), so one failing claim does not stop a whole run.
+
+def run_claim(claim, scale="quick", seed=0, out_dir="results", threads=None):
+    """Run one claim in a fixed process state, time it, write ``<out_dir>/<paper>/<claim_id>.json``.
+
+    The process state (threads, default dtype, global RNGs, deterministic
+    flags, working directory) is set before the claim and restored after it
+    (see :mod:`skpaper.papers._environment`), so a claim's figures do not
+    depend on what ran before it. An exception inside the claim is caught
+    and recorded in ``error`` (status ``"error"``), so one failing claim does
+    not stop a whole run.
+
+    Parameters
+    ----------
+    claim : Claim
+    scale : {"smoke", "quick", "full"}, default="quick"
+    seed : int, default=0
+        In ``[0, 2**32 - 1]``.
+    out_dir : str or path, default="results"
+    threads : int or None, default=None
+        Threads for torch and BLAS during the claim; None means
+        :data:`~skpaper.papers._environment.DEFAULT_THREADS`.
 
     Returns
     -------
     result : ClaimResult
     """
+    from ._environment import DEFAULT_THREADS, claim_environment
+
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}.")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - 1:
+        raise ValueError(f"seed must be an integer in [0, 2**32 - 1], got {seed!r}.")
+    threads = DEFAULT_THREADS if threads is None else threads
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}.")
     claim_dir = Path(out_dir) / claim.paper
     claim_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+    environment = {}
     try:
-        result = claim.func(scale, int(seed), claim_dir)
+        with claim_environment(claim.key, seed, threads) as environment:
+            result = claim.func(scale, int(seed), claim_dir)
         if not isinstance(result, ClaimResult):
             raise TypeError(
                 f"claim {claim.key} must return a ClaimResult, got {type(result).__name__}."
             )
+        status, note = _status(claim, result)
     except Exception:  # noqa: BLE001 - recorded, reported and turned into an exit code
         result = ClaimResult(observed={}, expected={}, passed=False,
                              error=traceback.format_exc())
+        status, note = "error", ""
+    if status == "error" and result.error is None:
+        result.error = note
+        note = ""
+    if note:
+        result.notes = f"{result.notes} [{note}]" if result.notes else f"[{note}]"
+    if result.control is not None and result.control.name is None:
+        result.control.name = claim.control
+    check_passed = result.passed if isinstance(result.passed, bool) else None
+    result.status = status
+    result.passed = status == "reproduced"
     result.runtime_s = time.perf_counter() - start
     payload = {"paper": claim.paper, "claim": claim.claim_id,
-               "description": claim.description, "scale": scale, "seed": int(seed),
+               "description": claim.description, "paper_statement": claim.paper_statement,
+               "check": claim.check, "reported": claim.reported,
+               "check_passed": check_passed,
+               "scale": scale, "seed": int(seed), "environment": environment,
                **result.to_dict()}
     with open(claim_dir / f"{claim.claim_id}.json", "w") as fh:
-        json.dump(payload, fh, indent=2, sort_keys=True)
+        json.dump(_jsonable(payload), fh, indent=2, sort_keys=True)
     return result

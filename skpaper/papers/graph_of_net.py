@@ -47,7 +47,6 @@ def _claim_dual(scale, seed, out_dir):
     from ..datasets import make_synthetic_gon
     from ..graph import GraphOfNets
 
-    torch.set_num_threads(1)
     n_nodes, n_seeds, epochs, hidden = _SETTINGS[scale]
     table = {name: [] for name in _MODELS}
     table_constant = {"outer-only GCN": [], "dual encoder": []}

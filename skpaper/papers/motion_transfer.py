@@ -99,21 +99,23 @@ def _model_params(scale, seed, name):
     return params
 
 
-def _train_job(job, scale, seed):
-    """Train one model (or the detector); jobs run in two workers at ``quick`` scale."""
-    if scale != "full":
-        import torch
+def _train_job(job, scale, seed, threads):
+    """Train one model (or the detector); jobs run in two workers at ``quick`` scale.
 
-        # One thread: several times faster than two for these small convolutions.
-        torch.set_num_threads(1)
+    A worker process trains with the claim's thread count (``threads``), as the
+    claim's own process would.
+    """
+    from ._environment import torch_threads
+
     start = time.perf_counter()
-    if job == "detector":
-        fitted = _train_detector(scale, seed)
-    else:
-        from skpaper.vision import KeypointMotionTransfer
+    with torch_threads(threads):
+        if job == "detector":
+            fitted = _train_detector(scale, seed)
+        else:
+            from skpaper.vision import KeypointMotionTransfer
 
-        train = _data(scale, seed)[0]
-        fitted = KeypointMotionTransfer(**_model_params(scale, seed, job)).fit(train.videos)
+            train = _data(scale, seed)[0]
+            fitted = KeypointMotionTransfer(**_model_params(scale, seed, job)).fit(train.videos)
     return job, fitted, time.perf_counter() - start
 
 
@@ -126,7 +128,10 @@ def _trained(scale, seed):
     jobs = ["anytime", "direct", "detector"]
     if cfg.get("compute_factor"):
         jobs.insert(0, "direct_matched_compute")
-    done = parallel_map(_train_job, jobs, n_jobs=cfg["n_jobs"], scale=scale, seed=seed)
+    import torch
+
+    done = parallel_map(_train_job, jobs, n_jobs=cfg["n_jobs"], scale=scale, seed=seed,
+                        threads=torch.get_num_threads())
     fitted = {job: model for job, model, _ in done}
     seconds = {job: sec for job, _, sec in done if job != "detector"}
     return fitted.pop("detector"), fitted, seconds

@@ -18,11 +18,6 @@ _CAPACITY = {"smoke": (20, 3, 8, 10, 15), "quick": (100, 5, 20, 30, 300),
 _THRESHOLD = 0.05
 
 
-def _torch_one_thread():
-    import torch
-
-    torch.set_num_threads(1)
-
 
 def _labelled(n_samples, m, n, nnz, seed):
     from ..graph import make_random_lcqp, solve_qps
@@ -44,7 +39,6 @@ def _claim_capacity(scale, seed, out_dir):
     from ..graph import QPGNNFeasibilityClassifier, QPGNNRegressor
     from ..nn import HalveOnPlateau
 
-    _torch_one_thread()
     n_samples, m, n, nnz, epochs = _CAPACITY[scale]
     data = _labelled(n_samples, m, n, nnz, seed)
     observed, curves = {}, {}
@@ -105,7 +99,6 @@ def _claim_mixed_integer_limit(scale, seed, out_dir):
     from ..datasets import make_wl_indistinguishable_milp_pair
     from ..graph import QPGNNFeasibilityClassifier, solve_qps
 
-    _torch_one_thread()
     X, y = make_wl_indistinguishable_milp_pair()
     truth = solve_qps(X)[0]
     epochs = {"smoke": 50, "quick": 300, "full": 1000}[scale]
@@ -150,7 +143,6 @@ def _claim_inference_vs_solver(scale, seed, out_dir):
     from ..graph import QPGNNRegressor, QPGNNWarmStart, make_random_lcqp, solve_qps
     from ..graph._qp import _solve_osqp, check_qp
 
-    _torch_one_thread()
     sizes = {"smoke": [10, 20], "quick": [20, 50, 100], "full": [20, 50, 100, 200, 400]}[scale]
     n_inst = {"smoke": 20, "quick": 100, "full": 1000}[scale]
     gnn_ms, osqp_ms = [], []

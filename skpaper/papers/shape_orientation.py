@@ -34,11 +34,6 @@ _MARGIN = 0.15
 _ALPHA = 0.1
 
 
-def _torch_one_thread():
-    import torch
-
-    torch.set_num_threads(1)
-
 
 def _with_octahedral(group):
     """All products s g (s in G_S, g in O): the ambiguity left to a stage-1 orienter."""
@@ -69,7 +64,6 @@ def _trained(scale, seed):
     from ..datasets import make_synthetic_shapes
     from ..shape import OctahedralFlipper, PCAOrienter, QuotientOrienter, TwoStageOrienter
 
-    _torch_one_thread()
     cfg = _SCALES[scale]
     X, _ = make_synthetic_shapes(cfg["n_train"], cfg["n_points"], random_state=seed)
     common = dict(backbone=cfg["backbone"], n_points=cfg["n_points"], max_epochs=cfg["epochs"],
