@@ -32,7 +32,7 @@ def make_random_lcqp(n_samples=100, n_constraints=10, n_variables=50, nnz=100, p
     Each instance has ``nnz`` nonzero constraint coefficients A_ij ~ N(0, 1) at random
     positions, right-hand sides b ~ N(0, 1), rows that are equalities with probability
     ``p_equality`` (else ``<=``), c ~ 0.1 N(0, 1), a sparse positive definite Q with unit
-    diagonal, and bounds given by two sorted N(0, ``bound_scale``^2) draws. About half of
+    diagonal, and bounds given by two sorted ``N(0, bound_scale**2)`` draws. About half of
     the instances are infeasible with the defaults scaled down to 5 x 20.
 
     Parameters

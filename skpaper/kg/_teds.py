@@ -41,7 +41,7 @@ class TeDSLinkPredictor(_BaseTemporalLinkPredictor):
     - synchronic composites c₁ = (r_w, r_x, τ_y, τ_z), c₂ = (τ_w, τ_x, r_y, r_z) and
       r_syn = c₁ ⊗ c₂;
     - the diachronic timestamp q_t = (cos θ_t, sin θ_t û) with a learned unit axis
-      û_d per coordinate (|q_t| = 1, so r ⊗ q_t is a rotation of r);
+      û_d per coordinate (``|q_t| = 1``, so r ⊗ q_t is a rotation of r);
     - r_t = r_syn + r ⊗ q_t (``composition="sum"``);
     - φ(s, r, o, t) = ⟨e_s ⊗ r_t, e_o⟩, the real inner product of the 4k reals.
 

@@ -26,6 +26,7 @@ _REF = """
     ----------
     .. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
        Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025.
+
 """
 
 

@@ -116,7 +116,7 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
     loss : {"quotient", "l2", "octahedral_abs_cos"}, default="quotient"
         ``"quotient"``: min over g in O of ||R_hat - R g||_F^2.
         ``"octahedral_abs_cos"``: min over column permutations of
-        (1 - |cos up|) + (1 - |cos front|) on R_hat.
+        ``(1 - |cos up|) + (1 - |cos front|)`` on R_hat.
         ``"l2"``: the naive baseline, ||M - R||_F^2 on the raw output M
         (projected to SO(3) only at prediction).
     n_votes : int, default=5
