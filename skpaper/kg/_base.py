@@ -20,14 +20,30 @@ from ._metrics import FactIndex, filtered_ranks, ranking_metrics
 _COLUMNS = ("subject", "relation", "object", "time")
 
 
-def _check_size(name, given, observed):
-    """Table size: ``given`` when set (checked against the ids), else max id + 1."""
+#: Most rows one embedding table may have (declared sizes and distinct fit ids).
+_MAX_TABLE_ROWS = 10**7
+
+
+def _fit_vocabulary(name, given, ids):
+    """Sorted ids of one kind: ``0..given-1`` when declared, else the distinct fit ids.
+
+    Tables are sized by the vocabulary, never by the largest id, so sparse ids (say
+    ``2**31``) cost one row each.
+    """
+    high = int(ids.max())
     if given is None:
-        return int(observed)
-    if given < observed:
-        raise ValueError(f"{name}={given} is too small: the fit data hold ids up to "
-                         f"{observed - 1}.")
-    return int(given)
+        return np.unique(ids)
+    if given <= high:
+        raise ValueError(f"{name}={given} is too small: the fit data hold ids up to {high}.")
+    return np.arange(given, dtype=np.int64)
+
+
+def _encode(vocabulary, ids):
+    """Row of each id in ``vocabulary`` and a mask of the ids it holds."""
+    if vocabulary[-1] == vocabulary.size - 1:  # 0..n-1: ids are their own rows
+        return ids, ids < vocabulary.size
+    codes = np.minimum(np.searchsorted(vocabulary, ids), vocabulary.size - 1)
+    return codes, vocabulary[codes] == ids
 
 
 class _BaseTemporalLinkPredictor(BaseTorchEstimator):
@@ -35,6 +51,9 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
 
     X is an integer array of shape (n_facts, 4) with columns (subject,
     relation, object, time). Timestamp ids are taken in chronological order.
+    Ids are mapped to table rows through the vocabularies fitted on X
+    (``entities_``, ``relations_``, ``timestamps_``), so any non-negative ids
+    work and tables are sized by the number of distinct ids.
     Subclasses implement :meth:`_build_module` returning a
     :class:`~skpaper.kg._models.TKGModule`.
     """
@@ -47,9 +66,9 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         "time_reg": [Interval(Real, 0, None, closed="left")],
         "reciprocal": ["boolean"],
         "init_scale": [Interval(Real, 0, None, closed="neither")],
-        "n_entities": [Interval(Integral, 1, None, closed="left"), None],
-        "n_relations": [Interval(Integral, 1, None, closed="left"), None],
-        "n_timestamps": [Interval(Integral, 1, None, closed="left"), None],
+        "n_entities": [Interval(Integral, 1, _MAX_TABLE_ROWS, closed="both"), None],
+        "n_relations": [Interval(Integral, 1, _MAX_TABLE_ROWS, closed="both"), None],
+        "n_timestamps": [Interval(Integral, 1, _MAX_TABLE_ROWS, closed="both"), None],
     }
 
     def __init__(self, *, rank=64, max_epochs=50, batch_size=1000, lr=0.1, optimizer="adagrad",
@@ -70,13 +89,19 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         self.n_timestamps = n_timestamps
 
     # ------------------------------------------------------------ validation
-    def _validate_quadruples(self, X, reset, name="X"):
+    def _validate_quadruples(self, X, reset, name="X", drop_unknown=False):
+        """Checked int64 quadruples; with ``reset=False``, mapped to table rows.
+
+        Unknown ids (outside the fitted vocabularies) raise a ValueError, or, with
+        ``drop_unknown``, drop their rows.
+        """
         X = validate_data(self, X, reset=reset, dtype=None, ensure_min_samples=1)
         if X.shape[1] != 4:
             raise ValueError(f"{name} must have 4 columns (subject, relation, object, time), got "
                              f"{X.shape[1]}.")
         if not np.issubdtype(X.dtype, np.integer):
-            if not np.issubdtype(X.dtype, np.floating) or not np.all(X == np.round(X)):
+            if (not np.issubdtype(X.dtype, np.floating) or not np.all(X == np.round(X))
+                    or np.abs(X).max() >= 2.0**63):
                 raise TypeError(f"{name} must hold integer ids, got dtype {X.dtype}.")
         X = X.astype(np.int64)
         for col, column in enumerate(_COLUMNS):
@@ -84,17 +109,22 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
             if low < 0:
                 raise ValueError(f"{name} holds a negative {column} id ({low}) in column {col}; "
                                  "ids must be non-negative.")
-        if not reset:
-            limits = (self.n_entities_, self.n_relations_, self.n_entities_,
-                      self.n_timestamps_)
-            for col, (column, limit) in enumerate(zip(_COLUMNS, limits)):
-                high = X[:, col].max()
-                if high >= limit:
-                    raise ValueError(f"{name} holds {column} id {high} in column {col}, but the "
-                                     f"model was fitted with {limit} ids (0 to {limit - 1}).")
-        return X
-
-    # ----------------------------------------------------------------- hooks
+        if reset:
+            return X
+        vocabularies = (self.entities_, self.relations_, self.entities_, self.timestamps_)
+        codes = np.empty_like(X)
+        keep = np.ones(X.shape[0], dtype=bool)
+        for col, (column, vocabulary) in enumerate(zip(_COLUMNS, vocabularies)):
+            codes[:, col], known = _encode(vocabulary, X[:, col])
+            if drop_unknown:
+                keep &= known
+            elif not known.all():
+                size = "n_entities" if col in (0, 2) else f"n_{column}s"
+                raise ValueError(
+                    f"{name} holds {column} id {X[~known, col][0]} in column {col}, which the "
+                    f"fit data lack ({vocabulary.size} {column} ids seen); declare the id "
+                    f"space with {size} to score ids unseen in training.")
+        return codes[keep]    # ----------------------------------------------------------------- hooks
     def _build_optimizer(self, module):
         if self.optimizer == "adam":
             return torch.optim.Adam(module.parameters(), lr=self.lr)
@@ -146,13 +176,20 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
             The fitted estimator.
         """
         X = self._validate_quadruples(X, reset=True)
-        self.n_entities_ = _check_size("n_entities", self.n_entities,
-                                       max(X[:, 0].max(), X[:, 2].max()) + 1)
-        self.n_relations_ = _check_size("n_relations", self.n_relations, X[:, 1].max() + 1)
-        self.n_timestamps_ = _check_size("n_timestamps", self.n_timestamps, X[:, 3].max() + 1)
+        self.entities_ = _fit_vocabulary("n_entities", self.n_entities, X[:, [0, 2]])
+        self.relations_ = _fit_vocabulary("n_relations", self.n_relations, X[:, 1])
+        self.timestamps_ = _fit_vocabulary("n_timestamps", self.n_timestamps, X[:, 3])
+        for name, vocabulary in (("entity", self.entities_), ("relation", self.relations_),
+                                 ("timestamp", self.timestamps_)):
+            if vocabulary.size > _MAX_TABLE_ROWS:
+                raise ValueError(f"X holds {vocabulary.size} distinct {name} ids; at most "
+                                 f"{_MAX_TABLE_ROWS} are supported.")
+        self.n_entities_ = self.entities_.size
+        self.n_relations_ = self.relations_.size
+        self.n_timestamps_ = self.timestamps_.size
         self.known_facts_ = np.unique(X, axis=0)
         self._init_torch_state()
-        facts = self.known_facts_
+        facts = self._validate_quadruples(self.known_facts_, reset=False)
         if self.reciprocal:
             inverse = facts[:, [2, 1, 0, 3]].copy()
             inverse[:, 1] += self.n_relations_
@@ -196,7 +233,7 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         out = np.empty(X.shape[0], dtype=np.int64)
         for rows, scores in self._score_batches(X, inverse=False):
             out[rows] = scores.argmax(axis=1)
-        return out
+        return self.entities_[out]
 
     def score_samples(self, X):
         """Plausibility φ(s, r, o, t) of each quadruple (higher is more plausible).
@@ -234,7 +271,8 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         X : array-like of shape (n_facts, 4)
             Test quadruples.
         filter_facts : array-like of shape (n, 4), default=None
-            Further known facts to filter (e.g. the validation split).
+            Further known facts to filter (e.g. the validation split). Facts with ids
+            outside the fitted vocabularies are ignored: they match no query here.
         tie_breaking : {"pessimistic", "optimistic", "realistic"}, default="pessimistic"
             See :func:`~skpaper.kg.filtered_ranks`; pessimistic is tkbc's convention.
         batch_size : int, default=None
@@ -248,10 +286,11 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         """
         check_is_fitted(self)
         X = self._validate_quadruples(X, reset=False)
-        known = [self.known_facts_, X]
+        known = [self._validate_quadruples(self.known_facts_, reset=False), X]
         if filter_facts is not None:
+            # A fact with an id outside the vocabularies is no candidate of any query.
             known.append(self._validate_quadruples(filter_facts, reset=False,
-                                                   name="filter_facts"))
+                                                   name="filter_facts", drop_unknown=True))
         known = np.concatenate(known)
         bases = (self.n_relations_, self.n_timestamps_)
         ranks = {}

@@ -31,9 +31,11 @@ SHARED_PARAMETERS = """
     init_scale : float, default=1e-2
         Standard deviation of the Gaussian initialisation of the tables.
     n_entities, n_relations, n_timestamps : int or None, default=None
-        Table sizes; None takes the largest id in the fit data plus one. Set them
-        when later queries (cross-validation folds, held-out timestamps) may hold
-        ids that the fit data lack.
+        Declared id spaces (at most 10**7 each): ids must lie in ``0..n - 1`` and
+        each id gets a row. None maps the distinct ids of the fit data to rows
+        (like :class:`~sklearn.preprocessing.LabelEncoder`), so later queries with
+        ids unseen in training raise a ValueError; declare the sizes when they may
+        hold such ids (cross-validation folds, held-out timestamps).
     device : str, default="auto"
         ``"auto"`` uses CUDA when available.
     random_state : int, RandomState instance or None, default=None
@@ -51,6 +53,8 @@ SHARED_ATTRIBUTES = """
         The trained scoring module.
     known_facts_ : ndarray of shape (n_unique_facts, 4)
         The training facts, used as the ranking filter.
+    entities_, relations_, timestamps_ : ndarray of int64
+        Sorted ids behind the table rows (``arange(n)`` for a declared size).
     n_entities_, n_relations_, n_timestamps_ : int
         Table sizes actually used (relations before adding reciprocals).
     n_features_in_ : int

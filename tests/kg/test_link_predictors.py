@@ -146,7 +146,8 @@ def test_teds_learned_angles_move(tiny):
 
 
 def test_temporal_smoothness_value():
-    est = TNTComplExLinkPredictor(rank=2, max_epochs=1, device="cpu", random_state=0)
+    est = TNTComplExLinkPredictor(rank=2, max_epochs=1, n_timestamps=3, device="cpu",
+                                  random_state=0)
     module = est.fit(np.array([[0, 0, 1, 0], [1, 0, 0, 2]])).module_
     table = module.time.detach().double().numpy()
     diff = table[1:] - table[:-1]
@@ -206,8 +207,8 @@ def test_bad_input_raises(tiny, cls):
         est.predict(bad)
     with pytest.raises(ValueError, match="expecting 4 features"):
         est.predict(tiny[:, :3])
-    with pytest.raises(ValueError, match="filter_facts holds relation id 3"):
-        est.evaluate(tiny[:2], filter_facts=np.array([[0, 3, 0, 0]]))
+    with pytest.raises(ValueError, match="filter_facts holds a negative relation id"):
+        est.evaluate(tiny[:2], filter_facts=np.array([[0, -3, 0, 0]]))
     with pytest.raises(ValueError, match="tie_breaking"):
         est.evaluate(tiny[:2], tie_breaking="coin")
 
@@ -216,3 +217,57 @@ def test_integral_floats_are_accepted(tiny):
     a = TeDSLinkPredictor(**SMALL).fit(tiny).score_samples(tiny)
     b = TeDSLinkPredictor(**SMALL).fit(tiny.astype(float)).score_samples(tiny.astype(float))
     np.testing.assert_array_equal(a, b)
+
+
+def _sparse_ids(X):
+    """The same graph with ids spread over int64 (order kept, so rows keep their order)."""
+    X = X.astype(np.int64)
+    out = X * 1_000_003 + 2**31
+    out[:, 3] = X[:, 3] * 10**12 + 5
+    return out
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_sparse_ids_are_mapped_through_a_vocabulary(tiny, cls):
+    dense = cls(**SMALL).fit(tiny)
+    sparse_X = _sparse_ids(tiny)
+    sparse = cls(**SMALL).fit(sparse_X)
+    # Tables are sized by distinct ids, not by the largest id (2**31 + ...).
+    assert sparse.n_entities_ == dense.n_entities_ == len(np.unique(tiny[:, [0, 2]]))
+    assert sparse.module_.entity.shape == dense.module_.entity.shape
+    np.testing.assert_array_equal(sparse.entities_, np.unique(sparse_X[:, [0, 2]]))
+    np.testing.assert_array_equal(sparse.score_samples(sparse_X), dense.score_samples(tiny))
+    np.testing.assert_array_equal(sparse.predict(sparse_X), _sparse_ids(
+        np.column_stack([tiny[:, :2], dense.predict(tiny), tiny[:, 3]]))[:, 2])
+    assert sparse.evaluate(sparse_X) == dense.evaluate(tiny)
+
+
+def test_extreme_ids_cost_one_row_each():
+    top = np.iinfo(np.int64).max
+    X = np.array([[0, 0, top, 0], [top, 1, 0, 2**40], [0, 1, 2**31, 0]], dtype=np.int64)
+    est = ComplExLinkPredictor(**SMALL).fit(X)
+    assert est.module_.entity.shape[0] == 3 and est.n_timestamps_ == 2
+    assert set(est.predict(X)) <= {0, 2**31, top}
+
+
+def test_unknown_ids_raise_and_unknown_filter_facts_are_ignored(tiny):
+    train = tiny[tiny[:, 0] != 3]
+    train = train[train[:, 2] != 3]
+    est = TNTComplExLinkPredictor(**SMALL).fit(train)
+    assert 3 not in est.entities_
+    query = train[:2].copy()
+    query[1, 0] = 3
+    for method in (est.predict, est.score_samples, est.evaluate):
+        with pytest.raises(ValueError, match="subject id 3 in column 0, which the fit data lack"):
+            method(query)
+    # A filter fact with an unseen entity matches no query: the metrics do not change.
+    extra = np.array([[3, 0, 3, 0], [train[0, 0], train[0, 1], 3, train[0, 3]]])
+    assert est.evaluate(train[:20], filter_facts=extra) == est.evaluate(train[:20])
+    declared = TNTComplExLinkPredictor(**SMALL, n_entities=15).fit(train)
+    assert declared.predict(query).shape == (2,)
+
+
+@pytest.mark.parametrize("param", ["n_entities", "n_relations", "n_timestamps"])
+def test_declared_sizes_are_bounded(tiny, param):
+    with pytest.raises(ValueError, match=param):
+        ComplExLinkPredictor(**SMALL, **{param: 2**31}).fit(tiny)
