@@ -279,7 +279,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
         "kappa": [Interval(Real, 0, 1, closed="both")],
         "steady_scale": [Interval(Real, 0, None, closed="neither")],
         "sigma_lambda2": [Interval(Real, 0, None, closed="neither"), None],
-        "window": [Interval(Integral, 2, None, closed="left")],
+        "window": [Interval(Integral, 2, 2**16, closed="both")],
         "max_step": [Interval(Real, 0, None, closed="neither")],
         "anchor": [StrOptions({"source", "cmf"})],
         "cmf_decay": [Interval(Real, 0, 1, closed="both")],

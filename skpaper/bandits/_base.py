@@ -40,7 +40,7 @@ def _check_index(value, name, upper):
 
 #: Parameter constraints shared by every policy.
 _POLICY_CONSTRAINTS = {
-    "n_actions": [Interval(numbers.Integral, 2, None, closed="left"), None],
+    "n_actions": [Interval(numbers.Integral, 2, 2**20, closed="both"), None],
     "horizon": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "eta": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],

@@ -113,9 +113,9 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
         **{k: v for k, v in BaseTorchEstimator._parameter_constraints.items()
            if k != "batch_size"},
         "gon": [GraphOfNets, None],
-        "inner_layers": [Interval(Integral, 1, None, closed="left")],
-        "outer_layers": [Interval(Integral, 1, None, closed="left")],
-        "hidden_dim": [Interval(Integral, 1, None, closed="left")],
+        "inner_layers": [Interval(Integral, 1, 256, closed="both")],
+        "outer_layers": [Interval(Integral, 1, 256, closed="both")],
+        "hidden_dim": [Interval(Integral, 1, 4096, closed="both")],
         "pool": [StrOptions({"sum", "mean"})],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
     }
@@ -341,9 +341,9 @@ class GraphOfNetsClassifier(_BaseGONClassifier):
         **_BaseGONClassifier._parameter_constraints,
         "constraint": [StrOptions({"spring", "none"})],
         "constraint_weight": [Interval(Real, 0, None, closed="left")],
-        "knn": [Interval(Integral, 0, None, closed="left")],
+        "knn": [Interval(Integral, 0, 4096, closed="both")],
         "knn_every": [Interval(Integral, 1, None, closed="left")],
-        "position_dim": [Interval(Integral, 1, None, closed="left")],
+        "position_dim": [Interval(Integral, 1, 4096, closed="both")],
         "position_proj": [StrOptions({"linear", "identity"})],
     }
 

@@ -60,7 +60,7 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
 
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
-        "rank": [Interval(Integral, 1, None, closed="left")],
+        "rank": [Interval(Integral, 1, 4096, closed="both")],
         "optimizer": [StrOptions({"adagrad", "adam"})],
         "emb_reg": [Interval(Real, 0, None, closed="left")],
         "time_reg": [Interval(Real, 0, None, closed="left")],

@@ -231,7 +231,7 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "gen_temperature": [Interval(Real, 0, None, closed="left")],
         "top_p": [Interval(Real, 0, 1, closed="right")],
-        "max_new_tokens": [Interval(Integral, 1, None, closed="left")],
+        "max_new_tokens": [Interval(Integral, 1, 2**16, closed="both")],
         "grad_clip": [Interval(Real, 0, None, closed="neither"), None],
     }
 

@@ -510,7 +510,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         "type_probs": ["array-like", dict, None],
         "decouple_excluded": ["boolean"],
         "default_focus": [StrOptions(set(FOCUS_TYPES))],
-        "n_copies": [Interval(Integral, 1, None, closed="left")],
+        "n_copies": [Interval(Integral, 1, 1024, closed="both")],
         "random_state": ["random_state"],
     }
 

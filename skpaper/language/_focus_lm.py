@@ -238,7 +238,7 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         "prompt_format": [str],
         "decouple_excluded": ["boolean"],
         "default_focus": [StrOptions(set(FOCUS_TYPES))],
-        "n_copies": [Interval(Integral, 1, None, closed="left")],
+        "n_copies": [Interval(Integral, 1, 1024, closed="both")],
         "random_state": ["random_state"],
     }
 

@@ -75,11 +75,11 @@ class _BaseLaurelEstimator(BaseTorchEstimator):
 
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
-        "n_blocks": [Interval(Integral, 1, None, closed="left")],
-        "width": [Interval(Integral, 1, None, closed="left")],
+        "n_blocks": [Interval(Integral, 1, 256, closed="both")],
+        "width": [Interval(Integral, 1, 4096, closed="both")],
         "variant": [StrOptions(set(LAUREL_VARIANTS))],
-        "rank": [Interval(Integral, 1, None, closed="left")],
-        "k_prev": [Interval(Integral, 1, None, closed="left")],
+        "rank": [Interval(Integral, 1, 4096, closed="both")],
+        "k_prev": [Interval(Integral, 1, 256, closed="both")],
         "weight_norm": [StrOptions(set(_WEIGHT_NORMS))],
         "lr_init": [StrOptions(set(_LR_INITS))],
         "pa_map": [StrOptions(set(_PA_MAPS))],

@@ -80,10 +80,11 @@ class _BaseMLP(BaseTorchEstimator):
 
     def _check_hidden_layer_sizes(self):
         sizes = np.atleast_1d(np.asarray(self.hidden_layer_sizes))
-        if sizes.ndim != 1 or sizes.dtype.kind not in "iu" or np.any(sizes < 1):
+        if (sizes.ndim != 1 or sizes.dtype.kind not in "iu" or np.any(sizes < 1)
+                or np.any(sizes > 4096) or sizes.size > 256):
             raise ValueError(
-                "hidden_layer_sizes must be a sequence of positive integers, "
-                f"got {self.hidden_layer_sizes!r}."
+                "hidden_layer_sizes must be a sequence of at most 256 integers in "
+                f"[1, 4096], got {self.hidden_layer_sizes!r}."
             )
         return tuple(int(s) for s in sizes)
 

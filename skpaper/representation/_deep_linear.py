@@ -258,7 +258,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "n_layers": [Interval(Integral, 2, None, closed="left")],
+        "n_layers": [Interval(Integral, 2, 256, closed="both")],
         **_GD_PARAMETER_CONSTRAINTS,
     }
 

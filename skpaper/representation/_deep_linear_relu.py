@@ -201,7 +201,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
     """
 
     _parameter_constraints = {
-        "n_hidden": [Interval(Integral, 1, None, closed="left")],
+        "n_hidden": [Interval(Integral, 1, 2**16, closed="both")],
         **_GD_PARAMETER_CONSTRAINTS,
     }
 

@@ -102,7 +102,7 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         "source": [HasMethods(["fit", "predict"])],
         "mode": [StrOptions({"scratch", "linear", "finetune"})],
         "ridge": [Interval(Real, 0, None, closed="left")],
-        "feature_rank": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"),
+        "feature_rank": [StrOptions({"auto"}), Interval(Integral, 1, 4096, closed="both"),
                          None],
     }
 

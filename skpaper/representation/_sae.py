@@ -246,8 +246,8 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
         "arch": [StrOptions(set(_ARCHS))],
-        "n_latents": [Interval(Integral, 1, None, closed="left")],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "n_latents": [Interval(Integral, 1, 2**16, closed="both")],
+        "k": [Interval(Integral, 1, 2**16, closed="both")],
         "l1_coef": [Interval(Real, 0, None, closed="left")],
         "bandwidth": [Interval(Real, 0, None, closed="neither")],
         "threshold_init": [Interval(Real, 0, None, closed="left")],

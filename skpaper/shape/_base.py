@@ -133,12 +133,12 @@ class _BaseCloudNet(BaseTorchEstimator):
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
         "backbone": [StrOptions({"pointnet", "dgcnn"})],
-        "n_points": [Interval(Integral, 1, None, closed="left")],
+        "n_points": [Interval(Integral, 1, 16384, closed="both")],
         "use_normals": ["boolean"],
-        "embed_dim": [Interval(Integral, 1, None, closed="left")],
-        "k_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "embed_dim": [Interval(Integral, 1, 4096, closed="both")],
+        "k_neighbors": [Interval(Integral, 1, 4096, closed="both")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
-        "n_votes": [Interval(Integral, 1, None, closed="left")],
+        "n_votes": [Interval(Integral, 1, 1024, closed="both")],
     }
 
     _n_outputs = 9

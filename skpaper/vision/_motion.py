@@ -207,16 +207,16 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
 
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
-        "n_keypoints": [Interval(Integral, 1, None, closed="left")],
+        "n_keypoints": [Interval(Integral, 1, 4096, closed="both")],
         "backbone": [StrOptions({"tps", "gaussian"})],
         "interpolation": [tuple, list, None],
         "selector": [StrOptions({"consistency", "downstream", "learned"})],
         "bidirectional": ["boolean"],
         "constraint": [StrOptions({"selected", "all"})],
         "feature_extractor": [StrOptions({"autoencoder", "random"}), None],
-        "width": [Interval(Integral, 1, None, closed="left")],
+        "width": [Interval(Integral, 1, 4096, closed="both")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "num_repeats": [Interval(Integral, 1, None, closed="left")],
+        "num_repeats": [Interval(Integral, 1, 1024, closed="both")],
         "loss_weights": [dict, None],
     }
 
