@@ -7,15 +7,23 @@ No public temporal KG ships in an installable package, so every claim runs on
 (synchronic structure). The TeDS composition is reconstructed (see
 :class:`~skpaper.kg.TeDSLinkPredictor`); the paper's benchmark numbers are not
 reproduced here.
+
+Fairness: at equal ``rank`` a TeDS embedding holds 4·rank reals and a ComplEx-family
+one 2·rank, so TeDS would get about twice the parameters. Every comparison is
+therefore made at **equal parameter count**: TNTComplEx at the scale's rank is the
+reference, and each other model's rank is the one whose parameter count is closest
+to it. TeDS at the reference's rank (about 1.8x the parameters) is reported beside.
+All arms train with the same recipe, epochs, batch size and data, on paired seeds
+(each seed draws its own graph, split and initialisations).
 """
 
 from functools import lru_cache
 
 import numpy as np
 
-from ..utils import spawn_seeds
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, paired_difference
 
 SLUG = "teds"
 
@@ -29,14 +37,52 @@ _SCALES = {
               "model": dict(rank=8, max_epochs=5, batch_size=500), "n_seeds": 3},
     "quick": {"data": dict(n_entities=120, n_relations=8, n_timestamps=40, n_facts=6000,
                            n_clusters=8, era_length=10),
-              "model": dict(rank=24, max_epochs=20, batch_size=1000), "n_seeds": 3},
+              "model": dict(rank=24, max_epochs=20, batch_size=1000), "n_seeds": 4},
     "full": {"data": dict(n_entities=500, n_relations=20, n_timestamps=100, n_facts=60_000,
                           n_clusters=25, era_length=25),
-             "model": dict(rank=64, max_epochs=40, batch_size=2000), "n_seeds": 3},
+             "model": dict(rank=64, max_epochs=40, batch_size=2000), "n_seeds": 6},
 }
-_MODELS = ("ComplEx", "TNTComplEx", "TeAST", "TeDS")
-_STATIC_GAP = 0.1
-_TOLERANCE = 0.01
+_PRIOR = ("TNTComplEx", "TeAST")
+_REFERENCE = "TNTComplEx"
+# arm name -> (model class key, extra parameters, matched to the reference's size?)
+_ARMS = {
+    "ComplEx": ("ComplEx", {}, True),
+    "TNTComplEx": ("TNTComplEx", {}, False),
+    "TeAST": ("TeAST", {}, True),
+    "TeDS": ("TeDS", {}, True),
+    "TeDS synchronic only": ("TeDS", {"composition": "synchronic"}, True),
+    "TeDS equal rank": ("TeDS", {}, False),
+}
+_FACT_ARMS = tuple(_ARMS)
+_TIMESTAMP_ARMS = ("TNTComplEx", "TeDS", "TeDS synchronic only", "TeDS equal rank")
+_STATEMENT_NOTE = (" The paper's six benchmarks are not available offline; the synthetic "
+                   "graph and the TeDS composition are reconstructions.")
+
+
+def _module_class(name):
+    from ..kg import _models
+
+    return {"ComplEx": _models.ComplExModule, "TNTComplEx": _models.TNTComplExModule,
+            "TeAST": _models.TeASTModule, "TeDS": _models.TeDSModule}[name]
+
+
+def _n_parameters(name, rank, scale, **extra):
+    data = _SCALES[scale]["data"]
+    # reciprocal training doubles the relation rows
+    module = _module_class(name)(data["n_entities"], 2 * data["n_relations"],
+                                 data["n_timestamps"], rank, 1e-2, **extra)
+    return sum(p.numel() for p in module.parameters())
+
+
+def _arm_config(arm, scale):
+    """Model key, constructor overrides and parameter count of one arm."""
+    name, extra, matched = _ARMS[arm]
+    rank = _SCALES[scale]["model"]["rank"]
+    if matched:
+        target = _n_parameters(_REFERENCE, rank, scale)
+        rank = min(range(1, 4 * rank + 1),
+                   key=lambda r: abs(_n_parameters(name, r, scale, **extra) - target))
+    return name, {**extra, "rank": rank}, _n_parameters(name, rank, scale, **extra)
 
 
 def _estimator(name, scale, seed, **overrides):
@@ -53,103 +99,153 @@ def _estimator(name, scale, seed, **overrides):
 def _split(scale, seed, by):
     from ..datasets import make_synthetic_tkg, train_test_split_tkg
 
-    data_seed, split_seed = spawn_seeds(seed, 2)
+    data_seed, split_seed = claim_seeds(seed, 2)
     X = make_synthetic_tkg(**_SCALES[scale]["data"], random_state=data_seed)
     return train_test_split_tkg(X, test_size=0.2, by=by, random_state=split_seed)
 
 
-@lru_cache(maxsize=8)
-def _run(scale, seed, by, models, **overrides):
-    """Test MRR of each model per seed: {model: [mrr per seed]} (cached across claims)."""
-    out = {name: [] for name in models}
-    for run_seed in spawn_seeds(seed, _SCALES[scale]["n_seeds"]):
+def _shuffle_time(test, n_timestamps, seed):
+    """The test facts with each timestamp replaced by a uniformly drawn one."""
+    shuffled = np.array(test, copy=True)
+    shuffled[:, 3] = np.random.default_rng(seed).integers(0, n_timestamps, len(test))
+    return shuffled
+
+
+@lru_cache(maxsize=4)
+def _run(scale, seed, by):
+    """Per arm: test MRR per seed, MRR with shuffled test timestamps, parameters, rank."""
+    arms = _FACT_ARMS if by == "fact" else _TIMESTAMP_ARMS
+    configs = {arm: _arm_config(arm, scale) for arm in arms}
+    out = {arm: {"mrr": [], "mrr_shuffled_time": [], "parameters": configs[arm][2],
+                 "rank": configs[arm][1]["rank"]} for arm in arms}
+    n_timestamps = _SCALES[scale]["data"]["n_timestamps"]
+    for run_seed in claim_seeds(seed, _SCALES[scale]["n_seeds"], 1 if by == "fact" else 2):
         train, test = _split(scale, run_seed, by)
-        for name in models:
-            est = _estimator(name, scale, run_seed, **dict(overrides)).fit(train)
-            out[name].append(est.evaluate(test)["mrr"])
+        shuffled = _shuffle_time(test, n_timestamps, run_seed)
+        for arm in arms:
+            name, overrides, _ = configs[arm]
+            est = _estimator(name, scale, run_seed, **overrides).fit(train)
+            out[arm]["mrr"].append(est.evaluate(test)["mrr"])
+            if by == "fact":
+                out[arm]["mrr_shuffled_time"].append(est.evaluate(shuffled)["mrr"])
     return out
 
 
+def _arms_record(res, scale):
+    cfg = _SCALES[scale]["model"]
+    n_train = int(round(0.8 * _SCALES[scale]["data"]["n_facts"]))
+    return {arm: {"parameters": r["parameters"], "rank": r["rank"],
+                  "train_epochs": cfg["max_epochs"], "batch_size": cfg["batch_size"],
+                  "train_examples": n_train} for arm, r in res.items()}
+
+
 def _bar_plot(results, title, out_dir, name):
-    fig, ax = new_figure(figsize=(5.5, 3.2))
+    fig, ax = new_figure(figsize=(6.5, 3.2))
     labels = list(results)
     means = [np.mean(results[k]) for k in labels]
-    ax.bar(labels, means, color="#9ecae1")
+    ax.bar(range(len(labels)), means, color="#9ecae1")
     for i, key in enumerate(labels):
         ax.plot([i] * len(results[key]), results[key], "o", color="#08519c", ms=4)
+    ax.set_xticks(range(len(labels)), [k.replace(" ", "\n", 1) for k in labels], fontsize=7)
     ax.set_ylabel("time-aware filtered MRR (test)")
     ax.set_title(title)
     return save_figure(fig, out_dir, name)
 
 
 @register_claim(SLUG, "time-aware-beats-static",
-                "On a temporal KG with era drift and synchronic coupling, the time-aware "
-                "models (TNTComplEx, TeAST, TeDS) beat static ComplEx by at least 0.1 "
-                "filtered MRR.")
+                "On a temporal KG with era drift and synchronic coupling, each time-aware model "
+                "(TNTComplEx, TeAST, TeDS) beats static ComplEx of the same parameter count.",
+                paper_statement="Time-aware TKGC models outperform static KG embeddings on "
+                                "temporal benchmarks (the premise of the paper's comparison "
+                                "tables, where static models trail)." + _STATEMENT_NOTE,
+                check="for each of TNTComplEx, TeAST and TeDS at equal parameters: the lower "
+                      "95% bound of the paired MRR gain over ComplEx (random 80/20 split, "
+                      "paired seeds) is > 0",
+                control="the same models evaluated with the test timestamps replaced by "
+                        "random ones (time information removed)")
 def _claim_time_aware(scale, seed, out_dir):
-    res = _run(scale, seed, "fact", _MODELS)
-    means = {name: float(np.mean(v)) for name, v in res.items()}
-    gaps = {f"gap_{name}": means[name] - means["ComplEx"] for name in _MODELS[1:]}
-    passed = min(gaps.values()) >= _STATIC_GAP
-    artifact = _bar_plot(res, "random split", out_dir, "time_aware_vs_static")
-    observed = {**{f"mrr_{k}": v for k, v in means.items()}, **gaps,
-                **{f"mrr_{k}_per_seed": v for k, v in res.items()}}
-    return ClaimResult(observed=observed,
-                       expected={"min_gap_over_static": _STATIC_GAP},
-                       passed=bool(passed), artifacts=[artifact],
-                       notes="Mean over seeds of test MRR on a random 80/20 split of the "
-                             "synthetic TKG; the paper's benchmarks (ICEWS, GDELT, YAGO, "
-                             "Wikidata) are not available offline.")
+    res = _run(scale, seed, "fact")
+    models = ("TNTComplEx", "TeAST", "TeDS")
+    gains = {m: paired_difference(res[m]["mrr"], res["ComplEx"]["mrr"]) for m in models}
+    control = {m: paired_difference(res[m]["mrr_shuffled_time"],
+                                    res["ComplEx"]["mrr_shuffled_time"]) for m in models}
+    artifact = _bar_plot({**{m: res[m]["mrr"] for m in ("ComplEx", *models)},
+                          **{f"{m} random t": res[m]["mrr_shuffled_time"] for m in models}},
+                         "random split, equal parameters", out_dir, "time_aware_vs_static")
+    return ClaimResult(
+        observed={**{f"gain_over_static_{m}": g.to_dict() for m, g in gains.items()},
+                  "mrr_per_seed": {arm: r["mrr"] for arm, r in res.items()}},
+        expected={"gain_lower_bound": "> 0 for every time-aware model"},
+        passed=all(g.passed for g in gains.values()),
+        control=ControlResult(
+            observed={f"gain_over_static_{m}": c.to_dict() for m, c in control.items()},
+            passed=all(c.passed for c in control.values())),
+        arms=_arms_record({a: res[a] for a in ("ComplEx", *models)}, scale),
+        artifacts=[artifact],
+        notes="Each seed draws its own graph, split and initialisations. The former 0.1 MRR "
+              "margin came from a planning prototype, not the paper, and is no longer used.")
 
 
 @register_claim(SLUG, "diachronic-unseen-timestamps",
                 "With every fact of 20% of the timestamps held out, TeDS (whose diachronic "
                 "quaternion is a function of time) beats TNTComplEx (free timestamp "
-                "embeddings) by more than the seed-to-seed spread.")
+                "embeddings) at equal parameter count.",
+                paper_statement="The diachronic perspective maps time points in order to "
+                                "angles whose trigonometric functions form a rotation "
+                                "quaternion (abstract), so the representation of a time "
+                                "point follows from its position in time." + _STATEMENT_NOTE,
+                check="lower 95% bound of the paired MRR gain of TeDS over TNTComplEx (equal "
+                      "parameters) on the held-out-timestamp split > 0",
+                control="TeDS with its diachronic part removed (composition='synchronic')")
 def _claim_unseen(scale, seed, out_dir):
-    models = ("TNTComplEx", "TeDS")
-    res = _run(scale, seed, "timestamp", models)
-    # Without the smoothness penalty, unseen timestamp embeddings stay at their
-    # initialisation: this isolates the diachronic mechanism (reported, not judged).
-    bare = _run(scale, seed, "timestamp", models, time_reg=0.0)
-    diff = np.asarray(res["TeDS"]) - np.asarray(res["TNTComplEx"])
-    spread = max(float(np.std(res[m], ddof=1)) for m in models)
-    margin = float(np.mean(diff))
-    passed = margin > spread
-    plot = {"TNTComplEx": res["TNTComplEx"], "TeDS": res["TeDS"],
-            "TNTComplEx\nno smoothing": bare["TNTComplEx"], "TeDS\nno smoothing": bare["TeDS"]}
-    artifact = _bar_plot(plot, "held-out timestamps", out_dir, "unseen_timestamps")
-    observed = {"mrr_TNTComplEx": float(np.mean(res["TNTComplEx"])),
-                "mrr_TeDS": float(np.mean(res["TeDS"])), "margin": margin,
-                "seed_spread_std": spread, "paired_differences": diff.tolist(),
-                "mrr_TNTComplEx_per_seed": res["TNTComplEx"], "mrr_TeDS_per_seed": res["TeDS"],
-                "no_smoothing_mrr_TNTComplEx": float(np.mean(bare["TNTComplEx"])),
-                "no_smoothing_mrr_TeDS": float(np.mean(bare["TeDS"]))}
-    return ClaimResult(observed=observed,
-                       expected={"margin_greater_than": "max seed std of either model"},
-                       passed=bool(passed), artifacts=[artifact],
-                       notes="The spread is the larger standard deviation over seeds "
-                             "(each seed draws its own graph, split and initialisation); "
-                             "paired_differences are per seed. "
-                             "Both models use the same recipe (including the temporal "
-                             "smoothness penalty, which pulls unseen timestamp embeddings "
-                             "towards their neighbours and so lets TNTComplEx interpolate). "
-                             "The no-smoothing figures show the diachronic mechanism alone "
-                             "and do not enter the verdict.")
+    res = _run(scale, seed, "timestamp")
+    gain = paired_difference(res["TeDS"]["mrr"], res["TNTComplEx"]["mrr"])
+    control = paired_difference(res["TeDS synchronic only"]["mrr"], res["TNTComplEx"]["mrr"])
+    equal_rank = paired_difference(res["TeDS equal rank"]["mrr"], res["TNTComplEx"]["mrr"])
+    artifact = _bar_plot({a: r["mrr"] for a, r in res.items()}, "held-out timestamps",
+                         out_dir, "unseen_timestamps")
+    return ClaimResult(
+        observed={"gain_equal_parameters": gain.to_dict(),
+                  "gain_equal_rank": equal_rank.to_dict(),
+                  "mrr_per_seed": {arm: r["mrr"] for arm, r in res.items()}},
+        expected={"gain_equal_parameters_lower_bound": "> 0"},
+        passed=gain.passed,
+        control=ControlResult(observed={"gain_synchronic_only": control.to_dict()},
+                              passed=control.passed),
+        arms=_arms_record(res, scale), artifacts=[artifact],
+        notes="Both models use the same recipe, including the temporal smoothness penalty, "
+              "which pulls unseen timestamp embeddings towards their neighbours and so lets "
+              "TNTComplEx interpolate. gain_equal_rank (TeDS with about 1.8x the parameters) "
+              "is reported, not judged.")
 
 
-@register_claim(SLUG, "teds-matches-tntcomplex",
-                "On a random split, TeDS is at least as accurate as TNTComplEx (filtered MRR "
-                "no more than 0.01 below).")
-def _claim_matches(scale, seed, out_dir):
-    res = _run(scale, seed, "fact", _MODELS)
-    teds, tnt = float(np.mean(res["TeDS"])), float(np.mean(res["TNTComplEx"]))
-    artifact = _bar_plot({"TNTComplEx": res["TNTComplEx"], "TeDS": res["TeDS"]},
-                         "random split", out_dir, "teds_vs_tntcomplex")
-    return ClaimResult(observed={"mrr_TeDS": teds, "mrr_TNTComplEx": tnt,
-                                 "difference": teds - tnt},
-                       expected={"difference_at_least": -_TOLERANCE},
-                       passed=bool(teds >= tnt - _TOLERANCE), artifacts=[artifact],
-                       notes="Same fits as time-aware-beats-static. The paper reports TeDS "
-                             "above TNTComplEx and TeAST on six benchmarks; here both see the "
-                             "same synthetic data, rank and epochs.")
+@register_claim(SLUG, "teds-beats-best-prior",
+                "On a random split, TeDS beats the best prior time-aware model (TNTComplEx or "
+                "TeAST, whichever scores higher) at equal parameter count.",
+                paper_statement="TeDS significantly outperforms the state of the art on six "
+                                "benchmarks (abstract); TeAST is the strongest prior model "
+                                "of the same lineage." + _STATEMENT_NOTE,
+                check="lower 95% bound of the paired MRR gain of TeDS over the prior model "
+                      "with the higher mean (TNTComplEx or TeAST, equal parameters) > 0",
+                control="TeDS with its diachronic part removed (composition='synchronic')")
+def _claim_beats_prior(scale, seed, out_dir):
+    res = _run(scale, seed, "fact")
+    best = max(_PRIOR, key=lambda m: np.mean(res[m]["mrr"]))
+    gain = paired_difference(res["TeDS"]["mrr"], res[best]["mrr"])
+    control = paired_difference(res["TeDS synchronic only"]["mrr"], res[best]["mrr"])
+    equal_rank = paired_difference(res["TeDS equal rank"]["mrr"], res[best]["mrr"])
+    shown = ("TNTComplEx", "TeAST", "TeDS", "TeDS synchronic only", "TeDS equal rank")
+    artifact = _bar_plot({a: res[a]["mrr"] for a in shown}, "random split", out_dir,
+                         "teds_vs_prior")
+    return ClaimResult(
+        observed={"best_prior": best, "gain_equal_parameters": gain.to_dict(),
+                  "gain_equal_rank": equal_rank.to_dict(),
+                  "mrr_per_seed": {arm: res[arm]["mrr"] for arm in shown}},
+        expected={"gain_equal_parameters_lower_bound": "> 0"},
+        passed=gain.passed,
+        control=ControlResult(observed={"gain_synchronic_only": control.to_dict()},
+                              passed=control.passed),
+        arms=_arms_record({a: res[a] for a in shown}, scale), artifacts=[artifact],
+        notes="Same fits as time-aware-beats-static. Choosing the stronger prior model on "
+              "the test MRR makes the check harder for TeDS, not easier. gain_equal_rank is "
+              "reported, not judged.")
