@@ -19,6 +19,10 @@ a lucky or an unlucky draw), then sweeps how informative the ACP is and plots
 the estimated efficiency gain.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # One data set from the paper's simulation (signal 3: the ACP explains much of Y).
 import matplotlib.pyplot as plt
@@ -51,7 +55,7 @@ print(f"true unlabeled mean {data.true_mean:.2f}; estimated efficiency gain "
 # Repeat on 20 fresh data sets: errors and interval coverage.
 errors = {name: [] for name in estimators}
 covered = {name: 0 for name in estimators}
-for seed in range(20):
+for seed in range(2 if TINY else 20):
     d = make_acp_covariate_shift(300, 1200, signal=3.0, random_state=100 + seed)
     for name, est in estimators.items():
         est.fit(d.X, d.y, acp=d.acp)
@@ -61,7 +65,7 @@ for seed in range(20):
 # %%
 # The gain grows with the ACP's signal, and vanishes when the ACP is seen on the
 # labeled units only.
-signals = np.arange(6.0)
+signals = np.arange(2.0 if TINY else 6.0)
 gain_all, gain_labeled = [], []
 for signal in signals:
     d = make_acp_covariate_shift(300, 1200, signal=signal, random_state=1)

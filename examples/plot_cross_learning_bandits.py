@@ -17,6 +17,10 @@ regret grows with the number of values, and look at the spread of the regret
 over many draws of the values.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Regret against the number of values.
 import matplotlib.pyplot as plt
@@ -24,13 +28,13 @@ import numpy as np
 
 from skpaper.bandits import CrossLearningExp3, Exp3, Exp3IX, FirstPriceAuction, simulate
 
-horizon = 10_000
+horizon = 200 if TINY else 10_000
 policies = {
     "cross-learning EXP3": CrossLearningExp3(),
     "per-value EXP3-IX": Exp3IX(),
     "per-value EXP3": Exp3(),
 }
-counts = [5, 20, 80, 320]
+counts = [5, 20] if TINY else [5, 20, 80, 320]
 mean_regret = {name: [] for name in policies}
 for n_values in counts:
     env = FirstPriceAuction(n_values=n_values, n_bids=10, random_state=0)
@@ -51,7 +55,8 @@ axes[0].legend()
 # adversary: the 99th percentile of cross-learning stays far below the
 # sqrt(K T log(1/delta)) rate with delta = 0.01.
 env = FirstPriceAuction(n_values=20, n_bids=10, random_state=1)
-result = simulate(policies, env, horizon=3000, n_seeds=100, random_state=0)
+result = simulate(policies, env, horizon=200 if TINY else 3000,
+                  n_seeds=3 if TINY else 100, random_state=0)
 axes[1].boxplot(list(result.regret), whis=(1, 99))
 axes[1].set_xticks(range(1, len(result.names) + 1), result.names)
 axes[1].axhline(np.sqrt(10 * 3000 * np.log(100)), color="k", ls="--", lw=0.8,

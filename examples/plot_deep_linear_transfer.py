@@ -17,6 +17,10 @@ The top row draws the two phase diagrams in the proportional limit; the bottom r
 compares simulated risks of trained networks (``d = 60``) with the finite-``d`` formulas.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # The theoretical phase diagrams.
 import matplotlib.pyplot as plt
@@ -35,8 +39,8 @@ from skpaper.representation import (
 )
 
 sigma = 0.2
-gammas = np.linspace(0.02, 2.0, 200)
-thetas = np.linspace(0.0, np.pi / 2, 200)
+gammas = np.linspace(0.02, 2.0, 20 if TINY else 200)
+thetas = np.linspace(0.0, np.pi / 2, 20 if TINY else 200)
 fig, axes = plt.subplots(2, 2, figsize=(10, 8))
 for ax, mode in zip(axes[0], ("linear", "finetune")):
     T = np.clip(phase_diagram(gammas, thetas, sigma=sigma, mode=mode), -1, 1)
@@ -53,8 +57,8 @@ axes[0, 1].axvline(60, color="k", lw=0.8)
 
 # %%
 # Simulated networks against the finite-d formulas, at two angles.
-d, reps = 60, 4
-sim_gammas = [0.25, 0.5, 1.5, 2.0]
+d, reps = (20, 1) if TINY else (60, 4)
+sim_gammas = [0.5, 2.0] if TINY else [0.25, 0.5, 1.5, 2.0]
 grid = np.linspace(0.05, 2.2, 300)
 grid = grid[np.abs(grid * d - d) > 1.5]
 for ax, theta in zip(axes[1], (np.pi / 8, np.pi / 3)):

@@ -10,6 +10,10 @@ samples with the skew reverse KL on the student's own samples. The judge is
 the teacher's per-token negative log-likelihood of the student's samples.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Data, teacher and student
 # -------------------------
@@ -27,13 +31,14 @@ from skpaper.language import (
 )
 
 torch.set_num_threads(1)
-texts, source = make_markov_text(1400, n_symbols=16, length=16, random_state=0,
+texts, source = make_markov_text(1300 if TINY else 1400, n_symbols=16, length=16, random_state=0,
                                  return_model=True)
 train, pool, held = texts[:1024], texts[1024:1280], texts[1280:]
 tokenizer = CharTokenizer(alphabet=source["alphabet"])
 common = dict(tokenizer=tokenizer, max_len=18, batch_size=64, lr=3e-3, device="cpu",
               random_state=0)
-teacher = LanguageModel(n_layers=2, d_model=48, n_heads=4, max_epochs=20, **common).fit(train)
+teacher = LanguageModel(n_layers=2, d_model=48, n_heads=4, max_epochs=1 if TINY else 20,
+                        **common).fit(train)
 student = LanguageModel(n_layers=1, d_model=24, n_heads=2, max_epochs=2, **common).fit(train)
 print(f"teacher test score {teacher.score(held):.3f}, student {student.score(held):.3f} "
       f"(minus the source entropy: {-source['entropy_rate']:.3f})")
@@ -75,7 +80,8 @@ for loss in ("seqkd", "fkl", "distillm2"):
     judge = Judge()
     distiller = ContrastiveDistiller(
         teacher=FrozenEstimator(teacher), student=FrozenEstimator(student), loss=loss,
-        n_rounds=3, max_epochs=8, batch_size=64, lr=2e-3, max_new_tokens=13, device="cpu",
+        n_rounds=1 if TINY else 3, max_epochs=1 if TINY else 8, batch_size=64, lr=2e-3,
+        max_new_tokens=13, device="cpu",
         random_state=0, callbacks=[judge]).fit(prompts)
     curves[loss] = judge.curve
     signature[loss] = [r["logq_rejected"] for r in distiller.history_]

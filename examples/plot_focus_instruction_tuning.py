@@ -15,6 +15,10 @@ transformer reads paraphrased instructions such as "focus on the meaning and
 ignore the genre" next to an NLI-like premise/hypothesis pair.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Data: six genres tied to three labels
 # -------------------------------------
@@ -42,8 +46,8 @@ def splits(n, kind):
                                   random_state=10 + i) for i, s in enumerate(SPLITS)}
 
 
-X, y, y_s = make_spurious_task(6000, rho=0.9, random_state=0)
-tests = splits(1500, "tabular")
+X, y, y_s = make_spurious_task(600 if TINY else 6000, rho=0.9, random_state=0)
+tests = splits(150 if TINY else 1500, "tabular")
 print("training rows whose label is their genre's:", np.mean(y == y_s).round(3))
 
 # %%
@@ -67,13 +71,14 @@ for s in SPLITS:
 # %%
 # Text FIT on a tiny transformer
 # ------------------------------
-texts, labels, _ = make_spurious_task(3000, rho=0.9, kind="nli", random_state=0)
+texts, labels, _ = make_spurious_task(300 if TINY else 3000, rho=0.9, kind="nli", random_state=0)
 print(texts[0], "->", labels[0])
 lm = LanguageModel(tokenizer=WordTokenizer(), n_layers=2, d_model=64, n_heads=4, max_len=40,
-                   max_epochs=15, batch_size=64, lr=3e-3, device="cpu", random_state=0)
+                   max_epochs=1 if TINY else 15, batch_size=64, lr=3e-3, device="cpu",
+                   random_state=0)
 text_fit = FocusInstructionLM(lm, decouple_excluded=True, random_state=0).fit(texts, labels)
 print("prompt:", text_fit.make_prompts(texts[:1], "focus_C_ignore_S")[0])
-text_tests = splits(300, "nli")
+text_tests = splits(50 if TINY else 300, "nli")
 reports["text FIT + decoupling"] = {s: text_fit.focus_accuracy_report(*text_tests[s])
                                     for s in SPLITS}
 

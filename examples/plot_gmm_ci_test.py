@@ -18,6 +18,10 @@ The second panel shows the power against that edge; the third runs PC with
 each test on random discretized DAGs.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Rejection rates on the chain, with and without the extra edge.
 import matplotlib.pyplot as plt
@@ -31,8 +35,8 @@ tests = {
     "DCT (binarized)": {"method": "binarize"},
     "Fisher-z on codes": {"method": "fisherz"},
 }
-sizes = [200, 500, 1000]
-n_reps = 60
+sizes = [200] if TINY else [200, 500, 1000]
+n_reps = 2 if TINY else 60
 
 
 def rejection_rate(params, n, direct_effect):
@@ -53,7 +57,7 @@ for name in tests:
 # %%
 # PC on random DAGs over 8 discretized latent variables.
 f1 = {name: [] for name in tests}
-for seed in range(8):
+for seed in range(1 if TINY else 8):
     X, dag = make_discretized_gaussian_dag(8, 500, 2 / 7, 4, random_state=seed)
     for name, params in tests.items():
         f1[name].append(skeleton_f1(dag, PC(ci_test=DiscretizedCITest(**params)).fit(X)

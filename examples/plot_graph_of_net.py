@@ -7,6 +7,10 @@ outer graph whose nodes carry structural inner graphs) and plot the learned posi
 of the spring constraint system, coloured by class.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 import matplotlib
 
@@ -25,7 +29,7 @@ ids = np.arange(gon.n_nodes).reshape(-1, 1)
 train, test = ids[:200], ids[200:]
 
 # %%
-clf = GraphOfNetsClassifier(gon=gon, hidden_dim=32, position_dim=2, max_epochs=150,
+clf = GraphOfNetsClassifier(gon=gon, hidden_dim=32, position_dim=2, max_epochs=2 if TINY else 150,
                             random_state=0, device="cpu").fit(train, y[:200])
 print(f"test accuracy: {clf.score(test, y[200:]):.3f}")
 pos = clf.positions()

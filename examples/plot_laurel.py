@@ -16,6 +16,10 @@ block, the naive way to add capacity, is trained as a reference. Finally it
 shows the residual weights that RW+LR learned in each block.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # A LAuReL block is the plain residual block at initialisation.
 import matplotlib.pyplot as plt
@@ -43,8 +47,8 @@ variants = {"standard": {}, "rw": {}, "rw+lr": {}, "rw+lr+pa": {},
 results, sizes = {}, {}
 for name, override in variants.items():
     ces = []
-    for seed in (0, 1):
-        params = dict(n_blocks=8, width=64, rank=8, variant=name, max_epochs=10,
+    for seed in ((0,) if TINY else (0, 1)):
+        params = dict(n_blocks=8, width=64, rank=8, variant=name, max_epochs=1 if TINY else 10,
                       random_state=seed, device="cpu")
         clf = LaurelMLPClassifier(**{**params, **override}).fit(d.X_train, d.y_train)
         ces.append(log_loss(d.y_test, clf.predict_proba(d.X_test), labels=clf.classes_))

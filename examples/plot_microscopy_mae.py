@@ -16,6 +16,10 @@ hundred images) the curve is flat and noisy and TVN need not help; the paper's e
 come from billion-parameter models and whole-genome screens.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Synthetic plates: perturbations, controls and plate effects.
 import matplotlib.pyplot as plt
@@ -38,7 +42,7 @@ print(f"{len(plates.X)} images of shape {plates.image_shape}, {plates.plate.max(
 # Pretrain a tiny MAE (75% of the patches masked, Fourier-augmented loss).
 mae = MicroscopyMAE(image_shape=plates.image_shape, patch_size=4, embed_dim=32, depth=4,
                     n_heads=2, decoder_dim=32, decoder_heads=2, layer_scale=None,
-                    max_epochs=10, lr=2e-3, batch_size=64, random_state=0,
+                    max_epochs=1 if TINY else 10, lr=2e-3, batch_size=64, random_state=0,
                     inference_dtype="float32").fit(plates.X)
 print("reconstruction loss per epoch:",
       [round(float(h["reconstruction_loss"]), 3) for h in mae.history_])
@@ -64,7 +68,8 @@ print(f"replicate consistency (KS): raw {ks_raw:.3f}, TVN {ks_tvn:.3f}")
 
 # %%
 # Curation: which perturbations have consistent replicates after TVN?
-filt = PerturbationConsistencyFilter(n_permutations=500, alpha=0.05, random_state=0)
+filt = PerturbationConsistencyFilter(n_permutations=20 if TINY else 500, alpha=0.05,
+                                     random_state=0)
 filt.fit(corrected[wells], plates.perturbation[wells])
 truth = plates.has_phenotype[filt.perturbations_]
 print(f"kept {filt.consistent_.sum()} perturbations; "

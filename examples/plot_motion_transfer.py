@@ -17,6 +17,10 @@ is far too small and briefly trained to reproduce the paper's numbers; it
 shows the pipeline.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Sprite videos with ground-truth keypoints; held-out pairs binned by displacement.
 import matplotlib.pyplot as plt
@@ -30,24 +34,26 @@ from skpaper.vision import (
 )
 
 size = 32
-train = make_sprite_videos(n_videos=32, n_frames=10, size=size, random_state=0)
+train = make_sprite_videos(n_videos=4 if TINY else 32, n_frames=10, size=size, random_state=0)
 test = make_sprite_videos(n_videos=8, n_frames=10, size=size, random_state=1)
 pairs = make_sprite_pairs(test, n_pairs=80, random_state=0)
 print(f"{pairs.large.sum()} large- and {(~pairs.large).sum()} small-displacement pairs")
 
 # %%
 # Train the model (same backbone for both paths; the anytime path adds the interpolants).
-model = KeypointMotionTransfer(n_keypoints=5, width=8, batch_size=8, lr=2e-3, max_epochs=15,
+model = KeypointMotionTransfer(n_keypoints=5, width=8, batch_size=8, lr=2e-3,
+                               max_epochs=1 if TINY else 15,
                                feature_extractor=None, random_state=0, device="cpu")
 model.fit(train.videos)
 print("last epoch:", {k: round(v, 3) for k, v in model.history_[-1].items()})
 
 # %%
 # An external landmark detector, trained on other sprite identities, scores both paths.
-extra = make_sprite_videos(n_videos=150, n_frames=3, size=size, random_state=2)
+extra = make_sprite_videos(n_videos=10 if TINY else 150, n_frames=3, size=size, random_state=2)
 detector = train_landmark_detector(extra.videos.reshape(-1, size, size, 3),
                                    extra.keypoints.reshape(-1, 5, 2),
-                                   extra.visibility.reshape(-1, 5), n_steps=150, lr=5e-3,
+                                   extra.visibility.reshape(-1, 5),
+                                   n_steps=5 if TINY else 150, lr=5e-3,
                                    random_state=0)
 source = test.videos[pairs.video, pairs.source]
 driving = test.videos[pairs.video, pairs.driving]

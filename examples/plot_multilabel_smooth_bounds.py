@@ -1,7 +1,7 @@
 """
-=====================================================================
+======================================================================
 Multi-label bounds with smooth base losses: how they scale with labels
-=====================================================================
+======================================================================
 
 Zhang & Zhang (ICML 2025) prove that, for a *smooth* base loss such as the
 logistic loss, the generalization gap of multi-label learning can be bounded
@@ -17,6 +17,10 @@ not decompose over labels, so they show the difference. For the Hamming loss,
 decomposing over labels already removes ``c`` from the Lipschitz bound.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Fit one model per label count and evaluate its bounds.
 import matplotlib.pyplot as plt
@@ -25,8 +29,8 @@ import numpy as np
 from skpaper.datasets import make_linear_multilabel
 from skpaper.multilabel import SmoothMultiLabelClassifier, generalization_bounds, metrics
 
-n_train, n_test = 500, 3000
-label_counts = [4, 16, 64]
+n_train, n_test = (200, 300) if TINY else (500, 3000)
+label_counts = [4, 16] if TINY else [4, 16, 64]
 curves = {obj: {"B1": [], "B3": [], "gap": []} for obj in ("subset", "ranking")}
 for c in label_counts:
     X, Y = make_linear_multilabel(n_train + n_test, 50, c, random_state=0)

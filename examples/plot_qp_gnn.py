@@ -7,6 +7,10 @@ embedding sizes and compare their training relative error of the optimal value
 (Chen et al., ICML 2025): the wider network fits, the narrow one cannot.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 import matplotlib
 
@@ -19,7 +23,7 @@ from skpaper.datasets import make_random_lcqp
 from skpaper.graph import QPGNNRegressor, solve_qps
 
 torch.set_num_threads(1)
-X = make_random_lcqp(200, 5, 20, 30, random_state=0)
+X = make_random_lcqp(40 if TINY else 200, 5, 20, 30, random_state=0)
 feasible, objective, _ = solve_qps(X)
 X_ok = [x for x, f in zip(X, feasible) if f][:100]
 y_ok = objective[feasible][:100]
@@ -27,7 +31,8 @@ y_ok = objective[feasible][:100]
 # %%
 fig, ax = plt.subplots(figsize=(5, 3.5))
 for hidden in (8, 64):
-    reg = QPGNNRegressor(hidden_dim=hidden, max_epochs=200, batch_size=len(X_ok), lr=3e-3,
+    reg = QPGNNRegressor(hidden_dim=hidden, max_epochs=5 if TINY else 200,
+                         batch_size=len(X_ok), lr=3e-3,
                          random_state=0, device="cpu").fit(X_ok, y_ok)
     curve = np.sqrt([r["train_loss"] for r in reg.history_])
     ax.semilogy(curve, label=f"hidden {hidden}: final {reg.relative_error(X_ok, y_ok):.3f}")

@@ -1,7 +1,7 @@
 """
-===========================================================
+================================================================
 RATE: the effect of sentiment on a reward model, rewritten twice
-===========================================================
+================================================================
 
 A reward model scores movie reviews. We want the causal effect of a review's
 sentiment on its reward. In these synthetic reviews, positive reviews also
@@ -16,6 +16,10 @@ This example sweeps the confounding between sentiment and typos and plots the
 estimates against the true effect, for the known reward and for a small ridge
 reward model fitted to it.
 """
+
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
 
 # %%
 # Set up the world: reviews, an imperfect rewriter and two reward models.
@@ -41,10 +45,10 @@ def true_ate(reward, texts, w, counterfactuals):
 
 # %%
 # Sweep the confounding.
-levels = np.linspace(0.0, 1.0, 6)
+levels = np.linspace(0.0, 1.0, 2 if TINY else 6)
 results = {"known reward": [], "ridge reward model": []}
 for level in levels:
-    texts, w, counterfactuals = make_synthetic_reviews(1000, confounding=level,
+    texts, w, counterfactuals = make_synthetic_reviews(100 if TINY else 1000, confounding=level,
                                                        random_state=0)
     ridge = make_review_reward_model().fit(texts, synthetic_review_reward(texts))
     for name, reward in (("known reward", synthetic_review_reward),

@@ -12,6 +12,10 @@ key is. This example runs the correlation attack against the three modes of
 :class:`skpaper.sketch.RobustCardinalitySketch`.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # The sketch itself: mergeable, exact below ``k``, about ``1/sqrt(k)`` error above.
 import matplotlib.pyplot as plt
@@ -27,16 +31,16 @@ print(f"union estimate {(left | right).estimate():,.0f} (true 1,000,000)")
 # %%
 # Without an attack all three modes are accurate; the robust ones pay with noise.
 rng = np.random.default_rng(0)
-queries = [rng.choice(10**7, size=20_000, replace=False) for _ in range(100)]
+queries = [rng.choice(10**7, size=20_000, replace=False) for _ in range(5 if TINY else 100)]
 for mode in ("standard", "basic", "tracking"):
     est = RobustCardinalitySketch(k=256, mode=mode, random_state=0).fit()
-    print(f"{mode:>9}: mean relative error {1 - est.score(queries, [20_000] * 100):.3f}")
+    print(f"{mode:>9}: mean relative error {1 - est.score(queries, [20_000] * len(queries)):.3f}")
 
 # %%
 # The attack: random half-subsets of 10,000 keys, per-key correlation scores, then
 # the 2k top-scoring keys (A_in) and the rest (A_out) as two final queries.
 keys = np.arange(10_000)
-grid = [256, 1024, 4096]
+grid = [256] if TINY else [256, 1024, 4096]
 curves = {}
 for mode in ("standard", "basic", "tracking"):
     curves[mode] = []

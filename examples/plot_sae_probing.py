@@ -19,6 +19,10 @@ plateaus at the fidelity of its latent, while logistic regression keeps improvin
 closes again with enough data. Each point is one draw, so the curves are noisy.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Train the dictionary on an unlabeled pool.
 import warnings
@@ -38,16 +42,18 @@ from skpaper.representation import (
 )
 
 warnings.filterwarnings("ignore", category=ConvergenceWarning)
-pool = make_superposition_activations(n_samples=12000, concept_rate=0.05, random_state=0)
-sae = SparseAutoencoder(arch="topk", n_latents=512, k=8, max_epochs=6, lr=3e-3,
-                        random_state=0).fit(pool.X)
+pool = make_superposition_activations(n_samples=1000 if TINY else 12000, concept_rate=0.05,
+                                      random_state=0)
+sae = SparseAutoencoder(arch="topk", n_latents=64 if TINY else 512, k=8,
+                        max_epochs=1 if TINY else 6, lr=3e-3, random_state=0).fit(pool.X)
 print(f"SAE fraction of variance unexplained: {-sae.score(pool.X):.3f}")
 
 # %%
 # Test AUC against the number of labeled samples, with clean and noisy labels.
-task = make_superposition_activations(n_samples=4000, concept_rate=0.5, atoms=pool.atoms,
+task = make_superposition_activations(n_samples=1200 if TINY else 4000, concept_rate=0.5,
+                                      atoms=pool.atoms,
                                       random_state=1)
-ns = [4, 16, 64, 256, 1024]
+ns = [8] if TINY else [4, 16, 64, 256, 1024]
 curves = {}
 for frac in (0.0, 0.3):
     for name in ("logistic regression", "SAE probe (k=1)", "SAE probe (k=16)"):

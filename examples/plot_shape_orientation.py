@@ -11,6 +11,10 @@ re-orientation. ``skpaper reproduce shape-orientation`` adds the baselines.
 At this CPU budget (40 epochs) the flipper, not stage 1, limits the pipeline.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 import matplotlib
 
@@ -31,15 +35,16 @@ from skpaper.shape import (
 )
 
 torch.set_num_threads(1)
-X, family = make_synthetic_shapes(40, 128, random_state=0)
+X, family = make_synthetic_shapes(8 if TINY else 40, 128, random_state=0)
 X_test, family_test, groups = make_synthetic_shapes(8, 512, return_groups=True,
                                                     random_state=1)
 R = random_rotations(len(X_test), random_state=2)
 X_rot = apply_rotation(X_test, R)
 
-common = dict(n_points=128, max_epochs=40, batch_size=16, device="cpu", random_state=0)
+common = dict(n_points=128, max_epochs=1 if TINY else 40, batch_size=16, device="cpu",
+              random_state=0)
 # 50 pre-rotation votes at inference, as in the paper's benchmark.
-pipe = TwoStageOrienter(QuotientOrienter(n_votes=50, **common),
+pipe = TwoStageOrienter(QuotientOrienter(n_votes=5 if TINY else 50, **common),
                         OctahedralFlipper(**common)).fit(X)
 
 # %%

@@ -16,6 +16,10 @@ Left: online accuracy against the learning rate. Middle: running accuracy along 
 at the largest rate. Right: SSA's step multiplier and the noise estimate along the stream.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 # Train the source model on clean digits and build the test stream.
 import matplotlib.pyplot as plt
@@ -26,10 +30,10 @@ from skpaper.adaptation import NormMLPClassifier, TestTimeAdapter
 from skpaper.datasets import load_digits_split, make_corruption_stream
 
 data = load_digits_split(test_size=0.4, random_state=0)
-source = NormMLPClassifier(hidden_layer_sizes=(128, 128), max_epochs=100, lr=3e-3,
+source = NormMLPClassifier(hidden_layer_sizes=(128, 128), max_epochs=2 if TINY else 100, lr=3e-3,
                            batch_size=64, inference_dtype="float32", random_state=0)
 source.fit(data.X_train, data.y_train)
-stream = make_corruption_stream(data.X_test, data.y_test, severity=5, rounds=2,
+stream = make_corruption_stream(data.X_test, data.y_test, severity=5, rounds=1 if TINY else 2,
                                 random_state=0)
 print(f"clean test accuracy {source.score(data.X_test, data.y_test):.3f}, "
       f"stream of {len(stream.X)} images")
@@ -44,7 +48,7 @@ def online(**params):
 
 # %%
 # Calibrate SSA's noise floor once at the smallest rate, then sweep the learning rate.
-lrs = [0.003, 0.01, 0.03, 0.1]
+lrs = [0.003, 0.1] if TINY else [0.003, 0.01, 0.03, 0.1]
 _, calibration = online(lr=lrs[0], steady_scale=0.05)
 noise_floor = calibration.filter_.noise_floor
 methods = {

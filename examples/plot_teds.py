@@ -10,6 +10,10 @@ something about those times; TNTComplEx's free timestamp embeddings only do thro
 the temporal smoothness penalty that pulls them towards their neighbours.
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 import matplotlib
 
@@ -22,9 +26,10 @@ from skpaper.datasets import make_synthetic_tkg, train_test_split_tkg
 from skpaper.kg import ComplExLinkPredictor, TeDSLinkPredictor, TNTComplExLinkPredictor
 
 torch.set_num_threads(1)
-X = make_synthetic_tkg(n_entities=100, n_relations=8, n_timestamps=30, n_facts=5000,
+X = make_synthetic_tkg(n_entities=100, n_relations=8, n_timestamps=30,
+                       n_facts=1000 if TINY else 5000,
                        n_clusters=8, era_length=10, random_state=0)
-params = dict(rank=16, max_epochs=15, device="cpu", random_state=0, n_timestamps=30)
+params = dict(rank=16, max_epochs=1 if TINY else 15, device="cpu", random_state=0, n_timestamps=30)
 models = {"ComplEx": ComplExLinkPredictor, "TNTComplEx": TNTComplExLinkPredictor,
           "TeDS": TeDSLinkPredictor}
 

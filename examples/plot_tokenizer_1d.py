@@ -11,6 +11,10 @@ attribute between images by copying the one token position that carries it
 (:func:`skpaper.vision.find_attribute_positions`, :func:`skpaper.vision.swap_tokens`).
 """
 
+import os
+
+TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"  # seconds-long run, for the tests
+
 # %%
 import matplotlib
 
@@ -30,7 +34,7 @@ from skpaper.vision import (
 
 torch.set_num_threads(1)
 params = dict(n_tokens=4, token_dim=8, codebook_size=128, encoder="mlp", width=128,
-              warmup_steps=200, dead_code_reset_every=200, max_epochs=90, lr=2e-3,
+              warmup_steps=200, dead_code_reset_every=200, max_epochs=1 if TINY else 90, lr=2e-3,
               random_state=0, device="cpu")
 
 # %%
@@ -41,7 +45,8 @@ tok = VQTokenizer1D(**params).fit(d.X_train)
 X = d.X_test[:10]
 known = make_inpainting_mask((8, 8), "bottom")
 encoded = tok.inverse_transform(tok.transform(X * known))
-tto = TokenTestTimeOptimizer(tok, MaskedReconstruction(X, known), n_iter=300, random_state=0)
+tto = TokenTestTimeOptimizer(tok, MaskedReconstruction(X, known), n_iter=5 if TINY else 300,
+                             random_state=0)
 inpainted = tto.generate(seed_images=X * known)
 print(f"codebook usage {tok.codebook_usage_:.2f}; hidden-half MSE: encode "
       f"{np.mean((encoded - X)[:, ~known] ** 2):.3f}, "

@@ -1,0 +1,154 @@
+"""Sphinx configuration of the skpaper documentation.
+
+The API reference (``api/``) and the per-paper pages (``papers/``) are generated
+from the code at build time by ``_generate.py``; the hand-written pages are the
+user guide (``user_guide/``), the reproduction page and the index.
+
+Environment variables:
+
+``SKPAPER_DOCS_GALLERY``
+    ``1`` executes the examples (``examples/plot_*.py``) and shows their figures;
+    anything else (the default) renders them as code only, which keeps the build
+    to a few minutes. ``SKPAPER_EXAMPLE_SIZE=tiny`` makes the executed examples
+    take seconds each.
+"""
+
+import os
+import re
+import sys
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import skpaper  # noqa: E402
+
+import _generate  # noqa: E402
+
+project = "skpaper"
+author = "the skpaper developers"
+copyright = "the skpaper developers"
+release = skpaper.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+templates_path = []
+exclude_patterns = ["_build", "results", "auto_examples/*.ipynb", "auto_examples/*.py"]
+root_doc = "index"
+default_role = "literal"
+
+# autodoc and numpydoc
+autodoc_default_options = {"members": True, "member-order": "bysource"}
+autodoc_typehints = "none"
+autoclass_content = "class"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_attributes_as_param_list = True
+numpydoc_xref_param_type = False
+
+# MathJax is loaded from the theme's bundled copy when offline; the formulas still
+# render as TeX source if it cannot load.
+mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]]}}
+
+# sphinx-gallery
+_execute = os.environ.get("SKPAPER_DOCS_GALLERY", "0") == "1"
+sphinx_gallery_conf = {
+    "examples_dirs": str(HERE.parent / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "plot_gallery": _execute,
+    "download_all_examples": False,
+    "doc_module": ("skpaper",),
+    "backreferences_dir": "api/backreferences",
+    "reference_url": {"skpaper": None},
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "show_memory": False,
+    "matplotlib_animations": False,
+}
+
+# HTML
+html_theme = "pydata_sphinx_theme"
+html_title = f"skpaper {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+}
+html_static_path = []
+html_show_sourcelink = False
+html_copy_source = False
+
+# Warnings raised by third-party code while importing the families are not ours.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", category=FutureWarning)
+
+
+def _generate_pages(app):
+    _generate.generate(HERE, results_dir=HERE / "results")
+
+
+def _skip_foreign_member(app, what, name, obj, skip, options):
+    """Leave out members inherited from scikit-learn, torch and Python themselves.
+
+    Their docstrings are documented in those projects (and refer to labels that
+    exist only there); the estimator pages keep skpaper's own methods, inherited
+    ones included.
+    """
+    module = getattr(obj, "__module__", None) or ""
+    if module.split(".")[0] in ("sklearn", "torch", "builtins", "abc", "typing"):
+        return True
+    return None
+
+
+_SHAPE = re.compile(r"(of shape \(|, )(?<!`)\b([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*_)(?=[,)])")
+_CITATION_USE = re.compile(r"\[([A-Za-z0-9]+)\]_")
+
+
+def _numpydoc_conventions(app, what, name, obj, options, lines):
+    """Three conventions of our docstrings that plain rst reads otherwise.
+
+    - Shapes written with fitted attributes, ``ndarray of shape (n_features_in_,)``,
+      as in scikit-learn: a bare ``name_`` is an rst reference, so it is quoted.
+    - A method citing its class's references (``[1]_``) has no ``.. [1]`` of its
+      own: the citation is kept as plain ``[1]`` text.
+    - A module listing references that only its functions cite: the list is kept
+      as a plain list (an unreferenced rst citation is a warning).
+    """
+    defined = {m.group(1) for line in lines for m in re.finditer(r"^\s*\.\. \[(\w+)\]", line)}
+    used = {m.group(1) for line in lines for m in _CITATION_USE.finditer(line)}
+    for i, line in enumerate(lines):
+        if "of shape (" in line:
+            line = _SHAPE.sub(lambda m: f"{m.group(1)}``{m.group(2)}``", line)
+            line = _SHAPE.sub(lambda m: f"{m.group(1)}``{m.group(2)}``", line)
+        line = _CITATION_USE.sub(
+            lambda m: m.group(0) if m.group(1) in defined else f"[{m.group(1)}]", line)
+        lines[i] = line
+    unused = defined - used
+    in_unused = False
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s*)\.\. \[(\w+)\] (.*)$", line)
+        if m:
+            in_unused = m.group(2) in unused
+            if in_unused:
+                lines[i] = f"{m.group(1)}- [{m.group(2)}] {m.group(3)}"
+        elif in_unused and line.strip():
+            lines[i] = line[1:] if line.startswith(" ") else line
+        elif not line.strip():
+            in_unused = False
+
+
+def setup(app):
+    app.connect("builder-inited", _generate_pages)
+    app.connect("autodoc-process-docstring", _numpydoc_conventions, priority=400)
+    app.connect("autodoc-skip-member", _skip_foreign_member)
