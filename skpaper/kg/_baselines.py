@@ -19,7 +19,7 @@ SHARED_PARAMETERS = """
     optimizer : {"adagrad", "adam"}, default="adagrad"
         Adagrad is the tkbc/TeAST choice.
     emb_reg : float, default=1e-3
-        Weight of the N3 penalty Σ |x|³ on the moduli of the subject, relation and
+        Weight of the N3 penalty ``Σ |x|³`` on the moduli of the subject, relation and
         object factors (divided by the batch size).
     time_reg : float, default=1e-2
         Weight of the temporal smoothness penalty Σ_t ‖τ_{t+1} − τ_t‖³ / (T − 1) on
@@ -111,8 +111,8 @@ class TNTComplExLinkPredictor(_BaseTemporalLinkPredictor):
 
     Notes
     -----
-    The N3 factors are |e_s|, |w_r ⊙ τ_t|, |w_r^{nt}| and |e_o| as in the tkbc code,
-    without its 2^{1/3} weighting of the entity factors.
+    The N3 factors are ``|e_s|``, ``|w_r ⊙ τ_t|``, ``|w_r^{nt}|`` and ``|e_o|`` as in the
+    tkbc code, without its 2^{1/3} weighting of the entity factors.
 
     References
     ----------

@@ -106,9 +106,9 @@ _SHARED_DOCS = {
     "count_attributes": """n_labeled_, n_unlabeled_ : int
         Row counts.
     n_features_in_ : int
-        Number of features seen during :term:`fit`.
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during :term:`fit`, when ``X`` has string column
+        Names of features seen during ``fit``, when ``X`` has string column
         names.""",
     "paper_reference": """.. [1] C. Ying, J. Jin, Y. Guo, X. Li, M. Liang and J. Zhao, "Towards the
        Efficient Inference by Incorporating Automated Computational Phenotypes
