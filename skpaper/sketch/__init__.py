@@ -9,13 +9,14 @@ holds the adaptive attack that breaks the standard estimator.
 from . import attacks, checks
 from ._bottomk import BottomKSketch, merge_sketches
 from ._distributed import sketch_dask_bag
-from ._robust import RobustCardinalitySketch
+from ._robust import RobustCardinalitySketch, deactivation_budget
 
 __all__ = [
     "BottomKSketch",
     "RobustCardinalitySketch",
     "attacks",
     "checks",
+    "deactivation_budget",
     "merge_sketches",
     "sketch_dask_bag",
 ]

@@ -73,22 +73,29 @@ def test_robust_predict_is_stateful_in_robust_modes():
 
 
 def test_robust_tracking_charges_and_deactivates():
-    est = RobustCardinalitySketch(k=32, mode="tracking", epsilon=1.0, budget=3,
+    est = RobustCardinalitySketch(k=32, mode="tracking", epsilon=1.0, budget=4,
                                   random_state=0).fit()
     query = np.arange(1000)
-    est.predict([query] * 3)
-    # The same query three times charges its lowest keys three times: they leave the sketch.
-    assert est.n_deactivated_ > 0
-    lowest = np.sort(est._secret_hashes(query))[: est.n_deactivated_]
-    np.testing.assert_array_equal(est._ledger.deactivated, lowest)
+    est.predict([query] * 2)
+    # Two answers charge the keys below the threshold twice each: they are
+    # over-exposed, and every key hashing below the highest of them is deactivated.
+    assert est.n_overexposed_ > 0
+    theta = est.deactivation_threshold_
+    hashes = est._secret_hashes(query)
+    assert 0 < theta < 1
+    below = np.sort(hashes[hashes < np.uint64(est._ledger.theta)])
+    est.predict([query])
+    np.testing.assert_array_equal(est._ledger.deactivated, below)
+    assert est.n_deactivated_ == below.size
+    assert est.memory_bytes_ == 8 * below.size + 12 * len(est._ledger.charges)
     # Deactivated keys are counted exactly: a query made only of them is answered as
-    # their count plus the noisy (at least 1) count of an empty active part.
-    only_d = query[np.isin(est._secret_hashes(query), est._ledger.deactivated)]
+    # their count plus the non-negative noisy count of an empty active part.
+    only_d = query[np.isin(hashes, below)]
     answer = est.predict([only_d])[0]
-    assert only_d.size + 1 <= answer < only_d.size + 50
-    basic = RobustCardinalitySketch(k=32, mode="basic", budget=3, random_state=0).fit()
+    assert only_d.size <= answer < only_d.size + 50
+    basic = RobustCardinalitySketch(k=32, mode="basic", budget=4, random_state=0).fit()
     basic.predict([query] * 3)
-    assert basic.n_deactivated_ == 0
+    assert basic.n_deactivated_ == basic.n_overexposed_ == basic.memory_bytes_ == 0
 
 
 def test_robust_pickle_midstream_continues_identically():
@@ -205,3 +212,57 @@ def test_robust_own_attack_breaks_standard_not_tracking(mode):
     else:
         assert abs(ratio_in - 1) <= 0.25
         assert abs(ratio_out - 1) <= 0.25
+
+
+def test_robust_deactivation_budget_from_accounting():
+    from skpaper.sketch import deactivation_budget
+
+    b = deactivation_budget(0.2, 50.0, 1e-6)
+    # zCDP: b charges of epsilon**2/2 stay within (50, 1e-6)-DP; b + 1 exceed it.
+    def eps_of(n):
+        rho = n * 0.2**2 / 2
+        return rho + 2 * np.sqrt(rho * np.log(1e6))
+    assert eps_of(b) <= 50.0 < eps_of(b + 1)
+    # Halving epsilon quadruples the budget: B grows as k**2 when epsilon ~ 1/k.
+    assert abs(deactivation_budget(0.1, 50.0, 1e-6) / b - 4) < 0.01
+    est = RobustCardinalitySketch(random_state=0).fit()
+    assert est.budget_ == b
+    assert RobustCardinalitySketch(budget=7).fit().budget_ == 7
+    with pytest.raises(ValueError, match="delta"):
+        deactivation_budget(0.2, 50.0, 1.5)
+
+
+@pytest.mark.parametrize("mode", ["basic", "tracking"])
+def test_robust_unbiased_without_attack(mode):
+    # Fresh random keys per query: the mean ratio over 400 queries of 3000 keys
+    # (sd of one answer ~0.1) must be within 3% of 1.
+    rng = np.random.default_rng(2)
+    queries = [rng.integers(0, 2**62, size=3000) for _ in range(400)]
+    est = RobustCardinalitySketch(k=128, mode=mode, epsilon=0.4, random_state=0).fit()
+    ratios = est.predict(queries) / 3000
+    assert abs(ratios.mean() - 1) < 0.03
+
+
+def test_robust_tracking_stays_a_sketch_and_unbiased_on_repeated_keys():
+    # 160 random half-queries over 3000 keys: each key takes part ~80 times, about
+    # three times the budget (28 answers at k=64, epsilon=0.8); the deactivated set
+    # stays O(k) and answers stay unbiased (mean over 3 secret hashes).
+    rng = np.random.default_rng(0)
+    keys = np.arange(3000)
+    masks = rng.random((160, 3000)) < 0.5
+    means = []
+    for seed in range(3):
+        est = RobustCardinalitySketch(k=64, epsilon=0.8, random_state=seed).fit()
+        means.append(np.mean(est.predict([keys[m] for m in masks]) / masks.sum(1)))
+        assert est.n_overexposed_ > 0
+        assert 0 < est.n_deactivated_ <= 4 * 64
+        assert est.memory_bytes_ < 12 * 3000
+    assert abs(np.mean(means) - 1) < 0.08
+
+
+def test_robust_bounds_k_and_n_max():
+    with pytest.raises(ValueError, match="'k' parameter"):
+        RobustCardinalitySketch(k=2**31 - 1).fit()
+    with pytest.raises(ValueError, match="'n_max' parameter"):
+        RobustCardinalitySketch(n_max=10**400).fit()
+    assert RobustCardinalitySketch(n_max=2**64, random_state=0).fit().thresholds_[-1] == 1.0
