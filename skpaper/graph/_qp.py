@@ -1,13 +1,25 @@
-"""Linearly constrained quadratic programs: instance format, validation and solving.
+"""Linearly constrained quadratic programs: instance formats, validation and solving.
 
-An instance is a dict
+Two instance formats are accepted, both as dicts.
 
-    min_x  1/2 x^T Q x + c^T x   s.t.  A x (sense) b,   lb <= x <= ub,   x_j integer for j in I
+*Standard form* (the QP-GNN paper's)::
 
-with keys ``Q`` (n, n), ``c`` (n,), ``A`` (m, n), ``b`` (m,), ``sense`` (m,), ``lb``, ``ub``
-(n,; infinite entries allowed) and an optional boolean ``integer`` mask (n,). ``Q`` and ``A``
-may be dense arrays or scipy sparse matrices; ``sense`` holds ``"<="``, ``"="``, ``">="`` or
-the codes -1, 0, 1.
+    min_x  1/2 x^T Q x + c^T x + r   s.t.  A x (sense) b,   lb <= x <= ub,   x_j in Z for j in I
+
+with keys ``Q`` (n, n), ``c`` (n,), ``A`` (m, n), ``b`` (m,), ``sense`` (m,; ``"<="``,
+``"="``, ``">="`` or the codes -1, 0, 1), ``lb``, ``ub`` (n,) and the optional ``r``
+(constant term) and ``integer`` (bool mask, n).
+
+*OSQP form*::
+
+    min_x  1/2 x^T P x + q^T x + r   s.t.  l <= A x <= u,   lb <= x <= ub
+
+with keys ``P``, ``q``, ``A``, ``l``, ``u`` and the optional ``r``, ``lb``, ``ub``,
+``integer``. Rows are ranged (``l_i = u_i`` is an equality). ``P`` may be given whole or,
+as OSQP stores it, as its upper triangle.
+
+In both, ``+-inf`` and any bound of magnitude at least 1e20 mean "no bound", ``Q``/``P``
+and ``A`` may be dense arrays or scipy sparse matrices (sparse ones stay sparse).
 """
 
 import itertools
@@ -20,65 +32,72 @@ import scipy.sparse as sp
 __all__ = ["check_qp", "qp_objective", "qp_violation", "solve_qps"]
 
 _SENSE_CODES = {"<=": -1, "=": 0, "==": 0, ">=": 1, -1: -1, 0: 0, 1: 1}
-_REQUIRED = ("Q", "c", "A", "b", "sense", "lb", "ub")
+_STANDARD_KEYS = ("Q", "c", "A", "b", "sense", "lb", "ub")
+_OSQP_KEYS = ("P", "q", "A", "l", "u")
 _MAX_ENUMERATION = 4096
+#: Bounds at least this large in magnitude are infinite (the OSQP and CUTEst convention).
+INFINITY = 1e20
+#: Solver outcomes reported by :func:`solve_qps` with ``return_status=True``.
+STATUSES = ("optimal", "infeasible", "unbounded", "max_iter", "error")
+_OSQP_DEFAULT_MAX_ITER = 200_000
+#: Dense eigen-decompositions are used for the positive-definiteness test up to this size.
+_DENSE_EIG_LIMIT = 3000
 
 
-def _dense(matrix):
-    return np.asarray(matrix.toarray() if sp.issparse(matrix) else matrix, dtype=np.float64)
+def _matrix(value, name, key):
+    """Float64 dense array or CSC sparse matrix (sparse input stays sparse)."""
+    if sp.issparse(value):
+        out = sp.csc_matrix(value, dtype=np.float64)
+        out.sum_duplicates()
+        return out
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {key} must be a numeric matrix, got "
+                         f"{type(value).__name__}.") from None
 
 
-def check_qp(instance, *, name="X"):
-    """Validate one QP instance and return it in canonical dense form.
+def _vector(value, name, key):
+    try:
+        return np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: {key} must be a numeric vector.") from None
 
-    Parameters
-    ----------
-    instance : dict
-        Keys ``Q, c, A, b, sense, lb, ub`` and optionally ``integer``.
-    name : str, default="X"
-        How the instance is named in error messages.
 
-    Returns
-    -------
-    qp : dict
-        Float64 dense ``Q, c, A, b, lb, ub``; ``sense`` as int8 codes in {-1, 0, 1};
-        ``integer`` as a bool mask.
+def _values(matrix):
+    return matrix.data if sp.issparse(matrix) else matrix
 
-    Raises
-    ------
-    TypeError
-        If ``instance`` is not a dict.
-    ValueError
-        On a missing key, a shape mismatch, a non-symmetric or non-finite ``Q``,
-        an unknown sense, ``lb > ub`` or NaN entries.
-    """
-    if not isinstance(instance, dict):
-        raise TypeError(f"{name} must be a dict describing a QP, got {type(instance).__name__}.")
-    missing = [k for k in _REQUIRED if k not in instance]
-    if missing:
-        raise ValueError(f"{name} is missing the QP keys {missing}; expected {list(_REQUIRED)}.")
-    c = np.asarray(instance["c"], dtype=np.float64).reshape(-1)
-    n = c.shape[0]
-    if n == 0:
-        raise ValueError(f"{name}: a QP needs at least one variable, got c of length 0.")
-    Q = _dense(instance["Q"])
-    A = _dense(instance["A"])
-    if A.size == 0:
-        A = A.reshape(0, n)
-    b = np.asarray(instance["b"], dtype=np.float64).reshape(-1)
-    lb = np.asarray(instance["lb"], dtype=np.float64).reshape(-1)
-    ub = np.asarray(instance["ub"], dtype=np.float64).reshape(-1)
-    if Q.shape != (n, n):
-        raise ValueError(f"{name}: Q must have shape ({n}, {n}) to match c, got {Q.shape}.")
-    if A.ndim != 2 or A.shape[1] != n:
-        raise ValueError(f"{name}: A must have shape (m, {n}), got {A.shape}.")
-    m = A.shape[0]
-    if b.shape != (m,):
-        raise ValueError(f"{name}: b must have shape ({m},) to match A, got {b.shape}.")
-    if lb.shape != (n,) or ub.shape != (n,):
-        raise ValueError(f"{name}: lb and ub must have shape ({n},), got {lb.shape} and "
-                         f"{ub.shape}.")
-    raw_sense = np.asarray(instance["sense"], dtype=object).reshape(-1)
+
+def _abs_max(matrix):
+    vals = _values(matrix)
+    return float(np.abs(vals).max()) if vals.size else 0.0
+
+
+def _infinite_bounds(v):
+    """Map NaN-free bounds with |v| >= 1e20 to +-inf."""
+    v = v.copy()
+    v[v >= INFINITY] = np.inf
+    v[v <= -INFINITY] = -np.inf
+    return v
+
+
+def _symmetric(Q, name, key, allow_upper):
+    diff = abs(Q - Q.T) if sp.issparse(Q) else np.abs(Q - Q.T)
+    scale = max(1.0, _abs_max(Q))
+    if _abs_max(diff) <= 1e-10 * scale:
+        return Q
+    lower = sp.tril(Q, -1) if sp.issparse(Q) else np.tril(Q, -1)
+    if allow_upper and _abs_max(lower) == 0.0:
+        # OSQP stores P by its upper triangle: mirror it.
+        upper = sp.triu(Q, 1) if sp.issparse(Q) else np.triu(Q, 1)
+        Q = Q + upper.T
+        return sp.csc_matrix(Q) if sp.issparse(Q) else Q
+    raise ValueError(f"{name}: {key} must be symmetric" +
+                     (" or upper triangular (OSQP's storage)." if allow_upper else "."))
+
+
+def _row_bounds_from_sense(b, raw_sense, m, name):
+    raw_sense = np.asarray(raw_sense, dtype=object).reshape(-1)
     if raw_sense.shape != (m,):
         raise ValueError(f"{name}: sense must have one entry per row of A ({m}), got "
                          f"{raw_sense.shape[0]}.")
@@ -86,125 +105,338 @@ def check_qp(instance, *, name="X"):
         sense = np.array([_SENSE_CODES[s if isinstance(s, str) else int(s)] for s in raw_sense],
                          dtype=np.int8)
     except (KeyError, ValueError, TypeError):
-        bad = [s for s in raw_sense if (s if isinstance(s, str) else s) not in _SENSE_CODES]
+        bad = [s for s in raw_sense if s not in _SENSE_CODES]
         raise ValueError(f"{name}: sense entries must be '<=', '=', '>=' or -1, 0, 1; got "
                          f"{bad[:3]}.") from None
-    for key, arr in (("Q", Q), ("c", c), ("A", A), ("b", b)):
+    if np.isnan(b).any():
+        raise ValueError(f"{name}: b must not contain NaN.")
+    b = _infinite_bounds(b)
+    impossible = np.flatnonzero(((sense <= 0) & (b == -np.inf)) | ((sense >= 0) & (b == np.inf)))
+    if impossible.size:
+        i = int(impossible[0])
+        raise ValueError(f"{name}: row {i} ('{['<=', '=', '>='][sense[i] + 1]}' with b={b[i]}) "
+                         "can never hold; an infinite b only makes sense as a missing bound "
+                         "('<=' with +inf, '>=' with -inf).")
+    lower = np.where(sense < 0, -np.inf, b)
+    upper = np.where(sense > 0, np.inf, b)
+    return lower, upper
+
+
+def _bound_pair(lower, upper, size, name, lo_key, hi_key, context):
+    """Validated lower/upper vectors (|v| >= 1e20 as infinite) that can hold."""
+    lower, upper = _vector(lower, name, lo_key), _vector(upper, name, hi_key)
+    if lower.shape != (size,) or upper.shape != (size,):
+        raise ValueError(f"{name}: {lo_key} and {hi_key} must have shape ({size},) {context}, "
+                         f"got {lower.shape} and {upper.shape}.")
+    if np.isnan(lower).any() or np.isnan(upper).any():
+        raise ValueError(f"{name}: {lo_key} and {hi_key} must not contain NaN (use -inf/inf).")
+    lower, upper = _infinite_bounds(lower), _infinite_bounds(upper)
+    if np.any(lower > upper):
+        i = int(np.flatnonzero(lower > upper)[0])
+        raise ValueError(f"{name}: {lo_key} must be <= {hi_key} elementwise (entry {i}: "
+                         f"{lo_key}={lower[i]}, {hi_key}={upper[i]}).")
+    bad = np.flatnonzero((lower == np.inf) | (upper == -np.inf))
+    if bad.size:
+        raise ValueError(f"{name}: entry {int(bad[0])} has {lo_key} = +inf or {hi_key} = -inf "
+                         "and can never hold.")
+    return lower, upper
+
+
+def check_qp(instance, *, name="X"):
+    """Validate one QP instance (either format) and return it in canonical form.
+
+    Parameters
+    ----------
+    instance : dict
+        Standard form (``Q, c, A, b, sense, lb, ub``; optional ``r``, ``integer``) or
+        OSQP form (``P, q, A, l, u``; optional ``r``, ``lb``, ``ub``, ``integer``).
+    name : str, default="X"
+        How the instance is named in error messages.
+
+    Returns
+    -------
+    qp : dict
+        ``Q`` (symmetric, dense float64 array or CSC matrix, as given), ``c``, ``r``
+        (float), ``A`` (dense or CSC), ``row_lower``, ``row_upper`` (``l <= A x <= u``,
+        infinite where a side is absent), ``lb``, ``ub`` (bounds of magnitude >= 1e20
+        mapped to +-inf) and ``integer`` (bool mask).
+
+    Raises
+    ------
+    TypeError
+        If ``instance`` is not a dict.
+    ValueError
+        On a missing key, a shape mismatch, a non-symmetric or non-finite matrix, an
+        unknown sense, a row or bound that can never hold, lower above upper, or NaN.
+    """
+    if not isinstance(instance, dict):
+        raise TypeError(f"{name} must be a dict describing a QP, got {type(instance).__name__}.")
+    osqp_form = "P" in instance
+    if osqp_form and "Q" in instance:
+        raise ValueError(f"{name} has both 'Q' (standard form) and 'P' (OSQP form); give one.")
+    required = _OSQP_KEYS if osqp_form else _STANDARD_KEYS
+    missing = [k for k in required if k not in instance]
+    if missing:
+        raise ValueError(f"{name} is missing the QP keys {missing}; expected {list(required)} "
+                         f"(standard form {list(_STANDARD_KEYS)} or OSQP form "
+                         f"{list(_OSQP_KEYS)}).")
+    q_key, c_key = ("P", "q") if osqp_form else ("Q", "c")
+    c = _vector(instance[c_key], name, c_key)
+    n = c.shape[0]
+    if n == 0:
+        raise ValueError(f"{name}: a QP needs at least one variable, got {c_key} of length 0.")
+    Q = _matrix(instance[q_key], name, q_key)
+    A = _matrix(instance["A"], name, "A")
+    if A.size == 0 and not sp.issparse(A):
+        A = A.reshape(0, n)
+    if Q.shape != (n, n):
+        raise ValueError(f"{name}: {q_key} must have shape ({n}, {n}) to match {c_key}, got "
+                         f"{Q.shape}.")
+    if A.ndim != 2 or A.shape[1] != n:
+        raise ValueError(f"{name}: A must have shape (m, {n}), got {A.shape}.")
+    m = A.shape[0]
+    for key, arr in ((q_key, _values(Q)), (c_key, c), ("A", _values(A))):
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name}: {key} must be finite.")
-    if np.isnan(lb).any() or np.isnan(ub).any():
-        raise ValueError(f"{name}: lb and ub must not contain NaN (use -inf/inf).")
-    if np.any(lb > ub):
-        raise ValueError(f"{name}: lb must be <= ub elementwise.")
-    if not np.allclose(Q, Q.T, atol=1e-10 * max(1.0, np.abs(Q).max())):
-        raise ValueError(f"{name}: Q must be symmetric.")
+    Q = _symmetric(Q, name, q_key, allow_upper=osqp_form)
+    if osqp_form:
+        row_lower, row_upper = _bound_pair(instance["l"], instance["u"], m, name, "l", "u",
+                                           "to match A")
+    else:
+        b = _vector(instance["b"], name, "b")
+        if b.shape != (m,):
+            raise ValueError(f"{name}: b must have shape ({m},) to match A, got {b.shape}.")
+        row_lower, row_upper = _row_bounds_from_sense(b, instance["sense"], m, name)
+    lb, ub = _bound_pair(instance.get("lb", np.full(n, -np.inf)),
+                         instance.get("ub", np.full(n, np.inf)), n, name, "lb", "ub",
+                         "to match c" if not osqp_form else "to match q")
+    r = instance.get("r", 0.0)
+    try:
+        r = float(np.asarray(r, dtype=np.float64).reshape(()))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: r must be a finite scalar, got {r!r}.") from None
+    if not np.isfinite(r):
+        raise ValueError(f"{name}: r must be a finite scalar, got {r!r}.")
     integer = instance.get("integer")
     integer = np.zeros(n, dtype=bool) if integer is None else np.asarray(integer, dtype=bool)
     if integer.shape != (n,):
         raise ValueError(f"{name}: integer must be a boolean mask of shape ({n},), got "
                          f"{integer.shape}.")
-    return {"Q": Q, "c": c, "A": A, "b": b, "sense": sense, "lb": lb, "ub": ub,
-            "integer": integer}
+    return {"Q": Q, "c": c, "r": r, "A": A, "row_lower": row_lower, "row_upper": row_upper,
+            "lb": lb, "ub": ub, "integer": integer}
 
 
 def qp_objective(qp, x):
-    """Objective value 1/2 x^T Q x + c^T x of ``x`` for a canonical instance."""
+    """Objective value 1/2 x^T Q x + c^T x + r of ``x`` for a canonical instance."""
     x = np.asarray(x, dtype=np.float64)
-    return float(0.5 * x @ qp["Q"] @ x + qp["c"] @ x)
+    return float(0.5 * x @ (qp["Q"] @ x) + qp["c"] @ x + qp.get("r", 0.0))
 
 
 def qp_violation(qp, x):
     """Largest violation of the linear constraints and bounds at ``x`` (0 when feasible)."""
     x = np.asarray(x, dtype=np.float64)
-    r = qp["A"] @ x - qp["b"]
-    sense = qp["sense"]
-    row = np.where(sense < 0, np.maximum(r, 0), np.where(sense > 0, np.maximum(-r, 0), np.abs(r)))
-    box = np.maximum(np.maximum(qp["lb"] - x, x - qp["ub"]), 0)
+    ax = qp["A"] @ x
+    row = np.maximum(np.maximum(qp["row_lower"] - ax, ax - qp["row_upper"]), 0.0)
+    box = np.maximum(np.maximum(qp["lb"] - x, x - qp["ub"]), 0.0)
     return float(max(row.max(initial=0.0), box.max(initial=0.0)))
 
 
 def _osqp_data(qp):
-    """OSQP form l <= [A; I] x <= u of a canonical instance."""
-    m, n = qp["A"].shape
-    lower = np.where(qp["sense"] < 0, -np.inf, qp["b"])
-    upper = np.where(qp["sense"] > 0, np.inf, qp["b"])
+    """OSQP form l <= [A; I] x <= u of a canonical instance (sparse throughout)."""
+    n = qp["c"].shape[0]
     A = sp.vstack([sp.csc_matrix(qp["A"]), sp.identity(n, format="csc")], format="csc")
     return (sp.triu(sp.csc_matrix(qp["Q"]), format="csc"), qp["c"], A,
-            np.concatenate([lower, qp["lb"]]), np.concatenate([upper, qp["ub"]]))
+            np.concatenate([qp["row_lower"], qp["lb"]]),
+            np.concatenate([qp["row_upper"], qp["ub"]]))
 
 
-def _solve_osqp(qp, tol, initvals=None, max_iter=200_000):
+def _map_status(value, solved, infeasible, unbounded, stopped):
+    """One of STATUSES from a solver's own status value."""
+    for name, values in (("optimal", solved), ("infeasible", infeasible),
+                         ("unbounded", unbounded), ("max_iter", stopped)):
+        if value in values:
+            return name
+    return "error"
+
+
+def _osqp_status(status_val):
+    import osqp
+
+    s = osqp.SolverStatus
+    # Inaccurate answers come only from the iteration (or time) limit: no certificate at
+    # the requested tolerance, so they count as "max_iter".
+    return _map_status(status_val, (s.OSQP_SOLVED,), (s.OSQP_PRIMAL_INFEASIBLE,),
+                       (s.OSQP_DUAL_INFEASIBLE,),
+                       (s.OSQP_MAX_ITER_REACHED, s.OSQP_TIME_LIMIT_REACHED,
+                        s.OSQP_SOLVED_INACCURATE, s.OSQP_PRIMAL_INFEASIBLE_INACCURATE,
+                        s.OSQP_DUAL_INFEASIBLE_INACCURATE))
+
+
+def _solve_osqp(qp, tol, initvals=None, max_iter=None, dual_initvals=None,
+                check_termination=None, polishing=True):
+    """One OSQP solve; returns a dict with ``status``, ``x``, ``y`` and iteration count."""
     import osqp
 
     P, q, A, lower, upper = _osqp_data(qp)
+    settings = dict(eps_abs=tol, eps_rel=tol, polishing=polishing, verbose=False,
+                    max_iter=_OSQP_DEFAULT_MAX_ITER if max_iter is None else int(max_iter))
+    if check_termination is not None:
+        settings["check_termination"] = int(check_termination)
     solver = osqp.OSQP()
-    solver.setup(P, q, A, lower, upper, eps_abs=tol, eps_rel=tol, max_iter=max_iter,
-                 polishing=True, verbose=False)
-    if initvals is not None:
-        solver.warm_start(x=np.asarray(initvals, dtype=np.float64))
     start = time.perf_counter()
-    res = solver.solve(raise_error=False)
+    try:
+        solver.setup(P, q, A, lower, upper, **settings)
+        if initvals is not None or dual_initvals is not None:
+            solver.warm_start(x=None if initvals is None else np.asarray(initvals, np.float64),
+                              y=None if dual_initvals is None
+                              else np.asarray(dual_initvals, np.float64))
+        res = solver.solve(raise_error=False)
+    except (ValueError, RuntimeError, TypeError) as exc:
+        return {"status": "error", "x": None, "y": None, "iterations": -1,
+                "time_s": time.perf_counter() - start, "message": str(exc)}
     elapsed = time.perf_counter() - start
-    status = res.info.status_val
-    solved = status in (osqp.SolverStatus.OSQP_SOLVED, osqp.SolverStatus.OSQP_SOLVED_INACCURATE)
-    infeasible = status in (osqp.SolverStatus.OSQP_PRIMAL_INFEASIBLE,
-                            osqp.SolverStatus.OSQP_PRIMAL_INFEASIBLE_INACCURATE)
-    return {"solved": solved, "infeasible": infeasible, "x": np.array(res.x, dtype=np.float64),
-            "iterations": int(res.info.iter), "time_s": elapsed, "status": res.info.status}
+    status = _osqp_status(res.info.status_val)
+    x = np.array(res.x, dtype=np.float64) if status == "optimal" else None
+    y = np.array(res.y, dtype=np.float64) if status == "optimal" else None
+    return {"status": status, "x": x, "y": y, "iterations": int(res.info.iter),
+            "time_s": elapsed, "message": res.info.status}
 
 
-def _solve_qpsolvers(qp, solver, tol):
+def _row_sides(lower, upper):
+    """Masks of the equality rows and of the rows with a finite upper / lower side."""
+    eq = lower == upper
+    return eq, ~eq & np.isfinite(upper), ~eq & np.isfinite(lower)
+
+
+def _clarabel_status(status):
+    import clarabel
+
+    s = clarabel.SolverStatus
+    return _map_status(status, (s.Solved,), (s.PrimalInfeasible,), (s.DualInfeasible,),
+                       (s.MaxIterations, s.MaxTime, s.AlmostSolved, s.AlmostPrimalInfeasible,
+                        s.AlmostDualInfeasible))
+
+
+def _solve_clarabel(qp, tol, max_iter=None):
+    """Clarabel on ``[A_eq; -A_le] x + s = b``, zero and non-negative cones (finite rows)."""
+    import clarabel
+
+    n = qp["c"].shape[0]
+    A = sp.vstack([sp.csr_matrix(qp["A"]), sp.identity(n, format="csr")], format="csr")
+    lower = np.concatenate([qp["row_lower"], qp["lb"]])
+    upper = np.concatenate([qp["row_upper"], qp["ub"]])
+    eq, up, lo = _row_sides(lower, upper)
+    blocks = [A[eq], A[up], -A[lo]]
+    rhs = [upper[eq], upper[up], -lower[lo]]
+    cones = []
+    if eq.any():
+        cones.append(clarabel.ZeroConeT(int(eq.sum())))
+    if up.any() or lo.any():
+        cones.append(clarabel.NonnegativeConeT(int(up.sum() + lo.sum())))
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = tol
+    if max_iter is not None:
+        settings.max_iter = int(max_iter)
+    start = time.perf_counter()
+    try:
+        solver = clarabel.DefaultSolver(sp.triu(sp.csc_matrix(qp["Q"]), format="csc"), qp["c"],
+                                        sp.vstack(blocks, format="csc"), np.concatenate(rhs),
+                                        cones, settings)
+        res = solver.solve()
+    except BaseException as exc:  # pyo3 panics derive from BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return {"status": "error", "x": None, "y": None, "iterations": -1,
+                "time_s": time.perf_counter() - start, "message": str(exc)}
+    status = _clarabel_status(res.status)
+    x = np.array(res.x, dtype=np.float64) if status == "optimal" else None
+    return {"status": status, "x": x, "y": None, "iterations": int(res.iterations),
+            "time_s": time.perf_counter() - start, "message": str(res.status)}
+
+
+def _solve_qpsolvers(qp, solver, tol, max_iter=None):
+    """Any other qpsolvers backend: "optimal" or "error" (no infeasibility certificate)."""
     from qpsolvers import Problem, solve_problem
 
-    le = qp["sense"] < 0
-    ge = qp["sense"] > 0
-    eq = qp["sense"] == 0
-    G = np.vstack([qp["A"][le], -qp["A"][ge]])
-    h = np.concatenate([qp["b"][le], -qp["b"][ge]])
-    csc = sp.csc_matrix
-    problem = Problem(P=csc(qp["Q"]), q=qp["c"], G=csc(G) if len(G) else None,
-                      h=h if len(h) else None, A=csc(qp["A"][eq]) if eq.any() else None,
-                      b=qp["b"][eq] if eq.any() else None, lb=qp["lb"], ub=qp["ub"])
-    kwargs = {"tol_gap_abs": tol, "tol_feas": tol} if solver == "clarabel" else {}
+    A = sp.csr_matrix(qp["A"])
+    lower, upper = qp["row_lower"], qp["row_upper"]
+    eq, up, lo = _row_sides(lower, upper)
+    G = sp.vstack([A[up], -A[lo]], format="csc")
+    h = np.concatenate([upper[up], -lower[lo]])
+    problem = Problem(P=sp.csc_matrix(qp["Q"]), q=qp["c"], G=G if G.shape[0] else None,
+                      h=h if len(h) else None, A=sp.csc_matrix(A[eq]) if eq.any() else None,
+                      b=upper[eq] if eq.any() else None, lb=qp["lb"], ub=qp["ub"])
+    kwargs = {} if max_iter is None else {"max_iter": int(max_iter)}
     start = time.perf_counter()
-    with warnings.catch_warnings():
-        # Infeasibility is reported through the return value, not as a warning.
-        warnings.filterwarnings("ignore", message=".*terminated with status")
-        sol = solve_problem(problem, solver=solver, **kwargs)
-    elapsed = time.perf_counter() - start
+    try:
+        with warnings.catch_warnings():
+            # The outcome is reported through the status, not as a warning.
+            warnings.filterwarnings("ignore", message=".*terminated with status")
+            sol = solve_problem(problem, solver=solver, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - any backend failure is reported as "error"
+        return {"status": "error", "x": None, "y": None, "iterations": -1,
+                "time_s": time.perf_counter() - start, "message": str(exc)}
     found = bool(sol.found) and sol.x is not None
-    return {"solved": found, "infeasible": not found,
-            "x": np.asarray(sol.x, dtype=np.float64) if found else None,
-            "iterations": -1, "time_s": elapsed, "status": "solved" if found else "not found"}
+    return {"status": "optimal" if found else "error",
+            "x": np.asarray(sol.x, dtype=np.float64) if found else None, "y": None,
+            "iterations": -1, "time_s": time.perf_counter() - start,
+            "message": "solved" if found else "not found (no certificate from this backend)"}
 
 
-def _solve_continuous(qp, solver, tol):
+def _solve_continuous(qp, solver, tol, max_iter=None):
     if solver == "osqp":
-        return _solve_osqp(qp, tol)
-    return _solve_qpsolvers(qp, solver, tol)
+        return _solve_osqp(qp, tol, max_iter=max_iter)
+    if solver == "clarabel":
+        return _solve_clarabel(qp, tol, max_iter=max_iter)
+    return _solve_qpsolvers(qp, solver, tol, max_iter=max_iter)
 
 
 def _is_positive_definite(Q):
-    return np.linalg.eigvalsh(Q).min() > 1e-9 * max(1.0, np.abs(Q).max())
+    """Whether ``Q`` is positive definite (so the optimum, if any, is unique)."""
+    n = Q.shape[0]
+    diag = Q.diagonal()
+    scale = max(1.0, _abs_max(Q))
+    if np.any(diag <= 1e-12 * scale):
+        return False  # a zero diagonal entry of a PSD matrix means a zero row
+    if sp.issparse(Q) and n > _DENSE_EIG_LIMIT:
+        from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+
+        try:
+            smallest = eigsh(Q, k=1, which="SA", return_eigenvectors=False, tol=1e-8)[0]
+        except ArpackNoConvergence:
+            return False
+        return bool(smallest > 1e-9 * scale)
+    dense = Q.toarray() if sp.issparse(Q) else Q
+    return bool(np.linalg.eigvalsh(dense).min() > 1e-9 * scale)
 
 
-def _min_norm_stage(qp, x_opt, solver, tol):
+def _min_norm_stage(qp, x_opt, solver, tol, max_iter):
     """Second stage for singular Q: the minimum-norm point of the optimal face.
 
-    For a convex QP every optimum x satisfies Q x = Q x* and c^T x = c^T x*, so the optimal
-    set is the feasible set cut by these linear equalities; minimise ||x||^2 on it.
+    Exact Tikhonov regularization: for a convex QP, argmin f(x) + eps/2 ||x||^2 over
+    the feasible set is the minimum-norm optimum for every small enough eps > 0
+    (Mangasarian and Meyer, 1979; Friedlander and Tseng, 2007). One regularized
+    (positive definite) solve per try; eps shrinks until the objective is within
+    tolerance of the first stage. The result is kept only when it is no less feasible
+    than the first-stage point, so this stage never worsens a label's feasibility.
     """
+    f_opt = qp_objective(qp, x_opt)
+    viol_opt = qp_violation(qp, x_opt)
     n = qp["c"].shape[0]
-    extra = np.vstack([qp["Q"], qp["c"][None, :]])
-    stage = {
-        "Q": np.eye(n), "c": np.zeros(n),
-        "A": np.vstack([qp["A"], extra]),
-        "b": np.concatenate([qp["b"], extra @ x_opt]),
-        "sense": np.concatenate([qp["sense"], np.zeros(n + 1, dtype=np.int8)]),
-        "lb": qp["lb"], "ub": qp["ub"], "integer": qp["integer"],
-    }
-    res = _solve_continuous(stage, solver, tol)
-    return res["x"] if res["solved"] else x_opt
+    f_tol = 10 * tol * max(1.0, abs(f_opt))
+    eps = 1e-3 * tol ** 0.5 * max(1.0, _abs_max(qp["Q"]))
+    eye = sp.identity(n, format="csc") if sp.issparse(qp["Q"]) else np.eye(n)
+    for _ in range(3):
+        stage = dict(qp, Q=qp["Q"] + eps * eye)
+        res = _solve_continuous(stage, solver, tol, max_iter=max_iter)
+        if res["status"] == "optimal":
+            x = res["x"]
+            if (qp_objective(qp, x) <= f_opt + f_tol
+                    and qp_violation(qp, x) <= max(viol_opt, 1e-10)):
+                return x
+        eps *= 1e-2
+    return x_opt
 
 
 def _integer_ranges(qp):
@@ -219,58 +451,86 @@ def _integer_ranges(qp):
     return idx, [np.arange(a, b + 1) for a, b in zip(lo, hi)]
 
 
-def _solve_one(qp, solver, tol, min_norm):
+def _solve_one(qp, solver, tol, min_norm, max_iter):
+    """``(status, objective, x)`` of one canonical instance."""
     if not qp["integer"].any():
-        res = _solve_continuous(qp, solver, tol)
-        if not res["solved"]:
-            return False, np.nan, None
+        res = _solve_continuous(qp, solver, tol, max_iter)
+        if res["status"] != "optimal":
+            return res["status"], np.nan, None
         x = res["x"]
         if min_norm and not _is_positive_definite(qp["Q"]):
-            x = _min_norm_stage(qp, x, solver, tol)
-        return True, qp_objective(qp, x), x
-    # Brute force: fix each integer assignment and solve the continuous rest.
+            x = _min_norm_stage(qp, x, solver, tol, max_iter)
+        return "optimal", qp_objective(qp, x), x
+    # Brute force: fix each integer assignment and solve the continuous rest. The
+    # instance is infeasible only if every assignment is certified infeasible.
     idx, ranges = _integer_ranges(qp)
-    best = (False, np.inf, None)
+    best = ("infeasible", np.inf, None)
+    uncertified = None
     for values in itertools.product(*ranges):
         fixed = dict(qp)
         fixed["lb"] = qp["lb"].copy()
         fixed["ub"] = qp["ub"].copy()
         fixed["lb"][idx] = fixed["ub"][idx] = values
         fixed["integer"] = np.zeros_like(qp["integer"])
-        feasible, obj, x = _solve_one(fixed, solver, tol, min_norm=False)
-        if feasible and obj < best[1] - 1e-9:
-            best = (True, obj, x)
-    return best if best[0] else (False, np.nan, None)
+        status, obj, x = _solve_one(fixed, solver, tol, False, max_iter)
+        if status == "unbounded":
+            return "unbounded", np.nan, None
+        if status in ("max_iter", "error"):
+            uncertified = uncertified or status
+        elif status == "optimal" and obj < best[1] - 1e-9:
+            best = ("optimal", obj, x)
+    if uncertified is not None:
+        # Some assignment was not solved: neither the optimum nor infeasibility is certified.
+        return uncertified, np.nan, None
+    return best if best[0] == "optimal" else ("infeasible", np.nan, None)
 
 
-def solve_qps(X, solver="osqp", tol=1e-6, min_norm=True):
+def solve_qps(X, solver="osqp", tol=1e-6, min_norm=True, max_iter=None, return_status=False):
     """Solve a list of QP instances: feasibility, optimal value and optimal solution.
 
     Parameters
     ----------
     X : list of dict
-        QP instances (see :func:`check_qp`).
+        QP instances in standard or OSQP form (see :func:`check_qp`).
     solver : str, default="osqp"
-        ``"osqp"`` is called directly (it reports iterations); any other name is passed
-        to :func:`qpsolvers.solve_problem` (``"clarabel"``, ``"highs"``, ``"proxqp"``...).
+        ``"osqp"`` and ``"clarabel"`` are called directly (they certify infeasibility
+        and unboundedness); any other name is passed to :func:`qpsolvers.solve_problem`,
+        whose failures are reported as ``"error"`` (no certificate).
     tol : float, default=1e-6
         Solver tolerance. OSQP's own default (1e-3) is too loose for labels.
     min_norm : bool, default=True
         When ``Q`` is singular, return the minimum-l2-norm optimal solution (the target
-        the paper proves GNNs can represent) through a second solve.
+        the paper proves GNNs can represent) through a second, regularized solve that is
+        kept only when it is no less feasible than the first.
+    max_iter : int or None, default=None
+        Iteration limit of the solver; ``None`` uses 200000 for OSQP and the solver's
+        default otherwise. An instance stopped by it gets status ``"max_iter"``.
+    return_status : bool, default=False
+        Also return the per-instance solver status.
 
     Returns
     -------
-    feasible : ndarray of bool, shape (n_samples,)
+    feasible : numpy.ma.MaskedArray of bool, shape (n_samples,)
+        True where an optimal solution was found, False only where infeasibility is
+        certified, and masked where neither is known (``"unbounded"``, ``"max_iter"``,
+        ``"error"``). Masked entries hold False as data, so boolean indexing with
+        ``feasible`` keeps only the solved instances; ``feasible.tolist()`` shows them
+        as None.
     objective : ndarray of float, shape (n_samples,)
-        NaN for infeasible instances.
+        NaN where no optimum was found.
     solutions : list of ndarray or None
-        ``None`` for infeasible instances.
+        ``None`` where no optimum was found.
+    status : ndarray of str, shape (n_samples,)
+        Only with ``return_status=True``: ``"optimal"``, ``"infeasible"`` (certified),
+        ``"unbounded"`` (dual infeasibility certified: no finite optimum), ``"max_iter"``
+        (stopped by the iteration or time limit, or only an inaccurate answer) or
+        ``"error"``.
 
     Notes
     -----
     Mixed-integer instances (an ``integer`` mask) are solved by brute force over the
-    integer assignments (at most 4096), one continuous QP per assignment.
+    integer assignments (at most 4096), one continuous QP per assignment; such an
+    instance is infeasible only when every assignment is certified infeasible.
 
     Examples
     --------
@@ -278,27 +538,41 @@ def solve_qps(X, solver="osqp", tol=1e-6, min_norm=True):
     >>> from skpaper.graph import solve_qps
     >>> qp = {"Q": np.eye(2), "c": [-1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
     ...       "sense": ["<="], "lb": [0, 0], "ub": [np.inf, np.inf]}
-    >>> feasible, objective, solutions = solve_qps([qp])
-    >>> bool(feasible[0]), round(float(objective[0]), 4), np.round(solutions[0], 3).tolist()
-    (True, -0.75, [0.5, 0.5])
+    >>> feasible, objective, solutions, status = solve_qps([qp], return_status=True)
+    >>> bool(feasible[0]), round(float(objective[0]), 4), status.tolist()
+    (True, -0.75, ['optimal'])
+    >>> ranged = {"P": np.eye(2), "q": [-1.0, -1.0], "A": [[1.0, 1.0]], "l": [-1.0],
+    ...           "u": [1.0], "r": 2.0}
+    >>> round(float(solve_qps([ranged])[1][0]), 4)
+    1.25
     """
     if not isinstance(solver, str):
         raise TypeError(f"solver must be a solver name (str), got {type(solver).__name__}.")
-    if not (isinstance(tol, (int, float)) and tol > 0):
+    if isinstance(tol, bool) or not (isinstance(tol, (int, float, np.floating)) and tol > 0):
         raise ValueError(f"tol must be a positive float, got {tol!r}.")
-    if solver != "osqp":
+    if max_iter is not None and (isinstance(max_iter, bool)
+                                 or not isinstance(max_iter, (int, np.integer)) or max_iter < 1):
+        raise ValueError(f"max_iter must be a positive int or None, got {max_iter!r}.")
+    if solver not in ("osqp", "clarabel"):
         import qpsolvers
 
         if solver not in qpsolvers.available_solvers:
-            raise ValueError(f"solver must be 'osqp' or one of {qpsolvers.available_solvers}, "
-                             f"got {solver!r}.")
-    feasible, objective, solutions = [], [], []
+            raise ValueError(f"solver must be 'osqp', 'clarabel' or one of "
+                             f"{qpsolvers.available_solvers}, got {solver!r}.")
+    statuses, objective, solutions = [], [], []
     for i, instance in enumerate(_as_instance_list(X)):
-        ok, obj, x = _solve_one(check_qp(instance, name=f"X[{i}]"), solver, tol, min_norm)
-        feasible.append(ok)
+        status, obj, x = _solve_one(check_qp(instance, name=f"X[{i}]"), solver, tol, min_norm,
+                                    max_iter)
+        statuses.append(status)
         objective.append(obj)
         solutions.append(x)
-    return np.array(feasible, dtype=bool), np.array(objective, dtype=np.float64), solutions
+    status = np.array(statuses, dtype="<U10")
+    feasible = np.ma.MaskedArray(status == "optimal",
+                                 mask=~np.isin(status, ("optimal", "infeasible")))
+    objective = np.array(objective, dtype=np.float64)
+    if return_status:
+        return feasible, objective, solutions, status
+    return feasible, objective, solutions
 
 
 def _as_instance_list(X):
@@ -311,3 +585,21 @@ def _as_instance_list(X):
     if not items:
         raise ValueError("X must contain at least one QP instance, got an empty list.")
     return items
+
+
+def _constraint_rows(qp):
+    """Rows as ``a x <= b`` or ``a x = b`` (ranged rows split in two, free rows dropped).
+
+    Returns ``(A_rows, b, is_equality)`` with ``A_rows`` dense or sparse as ``qp["A"]``.
+    """
+    lower, upper = qp["row_lower"], qp["row_upper"]
+    eq, up, lo = _row_sides(lower, upper)
+    A = qp["A"]
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        rows = sp.vstack([A[eq], A[up], -A[lo]], format="csr")
+    else:
+        rows = np.vstack([A[eq], A[up], -A[lo]])
+    b = np.concatenate([upper[eq], upper[up], -lower[lo]])
+    is_eq = np.concatenate([np.ones(eq.sum(), bool), np.zeros(up.sum() + lo.sum(), bool)])
+    return rows, b, is_eq

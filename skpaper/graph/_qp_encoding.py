@@ -1,23 +1,39 @@
 """Graph encoding of (mixed-integer) linearly constrained QPs for message passing.
 
-Constraint nodes carry (b_i, is_equality) after ``>=`` rows are negated into ``<=`` rows;
-variable nodes carry (c_j, l_j, u_j, finite(l_j), finite(u_j), integer_j) with bounds
-clipped and scaled; constraint-variable edges carry A_ij and variable-variable edges
+Constraint nodes carry (b_i, is_equality) after ``>=`` rows are negated into ``<=`` rows
+(a ranged row ``l <= a x <= u`` becomes the two rows ``a x <= u`` and ``-a x <= -l``; a row
+with no finite side is dropped); variable nodes carry (c_j, l_j, u_j, finite(l_j),
+finite(u_j), integer_j) with bounds clipped and scaled; constraint-variable edges carry A_ij and variable-variable edges
 carry Q_jj' (diagonal included), as in Chen et al. (ICML 2025), Section 3.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from .._ext._hashing import murmurhash3_x64_64
-from ._qp import _as_instance_list, check_qp
+from ._qp import _as_instance_list, _constraint_rows, check_qp
 
 __all__ = ["QPGraph", "QPGraphEncoder"]
 
 N_VARIABLE_FEATURES = 6
 N_CONSTRAINT_FEATURES = 2
+#: Largest coefficient magnitude accepted for encoding. Messages multiply coefficients by
+#: hidden states and sum them, so anything near float32's 3.4e38 overflows to inf/NaN.
+_FLOAT32_LIMIT = 1e15
+
+
+def _nonzeros(matrix):
+    """Row indices, column indices and values of the nonzero entries (dense or sparse)."""
+    if sp.issparse(matrix):
+        coo = sp.coo_matrix(matrix)
+        keep = coo.data != 0
+        order = np.lexsort((coo.col[keep], coo.row[keep]))
+        return coo.row[keep][order], coo.col[keep][order], coo.data[keep][order]
+    rows, cols = np.nonzero(matrix)
+    return rows, cols, matrix[rows, cols]
 
 
 @dataclass
@@ -84,11 +100,13 @@ class QPGraphEncoder:
         return N_VARIABLE_FEATURES + self.random_features
 
     def encode(self, instance, name="X"):
-        """Encode one QP dict (validated with :func:`check_qp`) as a :class:`QPGraph`."""
+        """Encode one QP dict (validated with :func:`check_qp`) as a :class:`QPGraph`.
+
+        Raises a ValueError naming the instance when a coefficient does not fit in
+        float32 (the network's precision): rescale such an instance first.
+        """
         qp = check_qp(instance, name=name)
-        A, b, sense = qp["A"].copy(), qp["b"].copy(), qp["sense"]
-        A[sense > 0] *= -1.0
-        b[sense > 0] *= -1.0
+        rows, b, is_eq = _constraint_rows(qp)
         clip = self.bound_clip
         lb, ub = qp["lb"], qp["ub"]
         var = np.column_stack([
@@ -99,20 +117,33 @@ class QPGraphEncoder:
         ])
         if self.random_features:
             var = np.column_stack([var, self._random_features(qp)])
-        con = np.column_stack([b / self.bound_scale, sense == 0]) if len(b) else np.zeros((0, 2))
-        rows, cols = np.nonzero(A)
-        q_rows, q_cols = np.nonzero(qp["Q"])
+        con = np.column_stack([b / self.bound_scale, is_eq]) if len(b) else np.zeros((0, 2))
+        a_rows, a_cols, a_vals = _nonzeros(rows)
+        q_rows, q_cols, q_vals = _nonzeros(qp["Q"])
+        for key, values in (("c", var[:, 0]), ("b (scaled)", con[:, 0]), ("A", a_vals),
+                            ("Q", q_vals)):
+            if values.size and np.abs(values).max() > _FLOAT32_LIMIT:
+                raise ValueError(
+                    f"{name}: {key} has entries up to {np.abs(values).max():.3g}, beyond what "
+                    f"the network computes with (|v| <= {_FLOAT32_LIMIT:.0e}); rescale the "
+                    "instance (e.g. divide Q, c and r by a common factor).")
         return QPGraph(
             var_features=var.astype(np.float32), con_features=con.astype(np.float32),
-            a_edges=np.vstack([rows, cols]).astype(np.int64),
-            a_weights=A[rows, cols].astype(np.float32),
+            a_edges=np.vstack([a_rows, a_cols]).astype(np.int64),
+            a_weights=a_vals.astype(np.float32),
             q_edges=np.vstack([q_rows, q_cols]).astype(np.int64),
-            q_weights=qp["Q"][q_rows, q_cols].astype(np.float32),
+            q_weights=q_vals.astype(np.float32),
         )
 
     def _random_features(self, qp):
-        digest = b"".join(np.ascontiguousarray(qp[k]).tobytes()
-                          for k in ("Q", "c", "A", "b", "sense", "lb", "ub", "integer"))
+        def raw(value):
+            if sp.issparse(value):
+                value = sp.csr_matrix(value)
+                return value.indptr.tobytes() + value.indices.tobytes() + value.data.tobytes()
+            return np.ascontiguousarray(value).tobytes()
+
+        digest = b"".join(raw(qp[k]) for k in ("Q", "c", "A", "row_lower", "row_upper", "lb",
+                                                  "ub", "integer"))
         seed = murmurhash3_x64_64(digest, self.feature_seed % 2**32)
         rng = np.random.default_rng(seed)
         return rng.uniform(size=(qp["c"].shape[0], self.random_features))

@@ -1,6 +1,7 @@
 """GNNs that represent (mixed-integer) linearly constrained QPs (Chen et al., ICML 2025)."""
 
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,7 +16,7 @@ from torch import nn
 from ..nn._base import BaseTorchEstimator
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._message_passing import scatter_mean, scatter_sum, sparse_adjacency, two_layer_mlp
-from ._qp import _as_instance_list, _solve_osqp, check_qp, qp_objective
+from ._qp import _as_instance_list, _osqp_data, _solve_osqp, check_qp, qp_objective
 from ._qp_encoding import N_CONSTRAINT_FEATURES, QPGraphEncoder
 
 __all__ = ["QPGNN", "QPGNNFeasibilityClassifier", "QPGNNRegressor", "QPGNNWarmStart"]
@@ -179,7 +180,21 @@ class _BaseQPGNN(BaseTorchEstimator):
         step = max(int(self.batch_size), 256)
         for start in range(0, len(graphs), step):
             outputs.append(self.module_(self._batch(graphs[start:start + step], dtype)).cpu())
-        return graphs, torch.cat(outputs).double().numpy()
+        out = torch.cat(outputs).double().numpy()
+        if not np.all(np.isfinite(out)):
+            bad = self._non_finite_instances(graphs, out)
+            raise ValueError(
+                f"the network's output overflowed (inf or NaN) for X{bad[:5]}"
+                f"{' and others' if len(bad) > 5 else ''}: their coefficients are too large "
+                f"for {dtype} message passing; rescale those instances (e.g. divide Q, c and "
+                "r by a common factor) or use inference_dtype='float64'.")
+        return graphs, out
+
+    def _non_finite_instances(self, graphs, out):
+        if self._readout == "graph":
+            return np.flatnonzero(~np.all(np.isfinite(out), axis=1)).tolist()
+        splits = np.cumsum([g.n_variables for g in graphs])[:-1]
+        return [i for i, part in enumerate(np.split(out, splits)) if not np.all(np.isfinite(part))]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -213,6 +228,23 @@ _SHARED_DOC = """
     callbacks : list of Callback or None, default=None
     inference_dtype : {"float32", "float64"}, default="float32"
 """
+
+
+def _drop_unlabelled(items, y):
+    """Drop the instances whose feasibility label is masked (not certified), with a warning."""
+    if not (np.ma.isMaskedArray(y) and np.ma.is_masked(y)):
+        return items, (y.filled(False) if np.ma.isMaskedArray(y) else y)
+    mask = np.ma.getmaskarray(y)
+    if len(mask) != len(items):
+        raise ValueError(f"y must be 1-D with one label per instance ({len(items)}), got "
+                         f"{len(mask)} labels.")
+    dropped = np.flatnonzero(mask)
+    warnings.warn(f"{len(dropped)} of {len(items)} instances have no certified feasibility label "
+                  f"(masked in y, e.g. solver status 'max_iter'), such as "
+                  f"X{dropped[:5].tolist()}; they are left out of training.", UserWarning,
+                  stacklevel=3)
+    keep = np.flatnonzero(~mask)
+    return [items[i] for i in keep], np.asarray(y.data)[keep]
 
 
 class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
@@ -257,13 +289,16 @@ class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
         X : list of dict
             QP instances.
         y : array-like of shape (n_samples,)
-            Two classes (e.g. booleans from :func:`solve_qps`).
+            Two classes (e.g. booleans from :func:`solve_qps`). Masked entries (the
+            instances :func:`solve_qps` could not certify either way) are dropped with a
+            warning, never taken as infeasible.
 
         Returns
         -------
         self : object
         """
         items = _as_instance_list(X)
+        items, y = _drop_unlabelled(items, y)
         y = np.asarray(y)
         if y.ndim != 1 or len(y) != len(items):
             raise ValueError(f"y must be 1-D with one label per instance ({len(items)}), got "
@@ -369,7 +404,9 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
                 raise ValueError(f"y must hold one optimal value per instance ({len(items)}), "
                                  f"got shape {y.shape}.")
             if not np.all(np.isfinite(y)):
-                raise ValueError("y must be finite: train on feasible instances only.")
+                bad = np.flatnonzero(~np.isfinite(y))[:5].tolist()
+                raise ValueError(f"y must be finite, got NaN/inf at {bad}: train on the "
+                                 "instances solve_qps reports as 'optimal' only.")
             return y
         if len(y) != len(items):
             raise ValueError(f"y must hold one solution per instance ({len(items)}), got "
@@ -377,7 +414,8 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         out = []
         for i, (inst, x) in enumerate(zip(items, y)):
             if x is None:
-                raise ValueError(f"y[{i}] is None: train on feasible instances only.")
+                raise ValueError(f"y[{i}] is None: train on the instances solve_qps reports "
+                                 "as 'optimal' only.")
             x = np.asarray(x, dtype=np.float64).reshape(-1)
             n = np.asarray(inst["c"]).reshape(-1).shape[0] if isinstance(inst, dict) else -1
             if x.shape[0] != n or not np.all(np.isfinite(x)):
@@ -455,16 +493,72 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         return float(1.0 - np.average(errors, weights=sample_weight))
 
 
+def _dual_estimate(qp, x, rel_tol=1e-3):
+    """OSQP dual vector for the rows ``[A; I]`` consistent with a primal guess ``x``.
+
+    Rows within ``rel_tol`` (relative to ``max(1, |bound|)``) of a finite bound are taken
+    as active; the duals of the active rows solve the stationarity condition
+    ``Q x + c + [A; I]^T y = 0`` in least squares with the sign of each active side
+    (``y >= 0`` at an upper bound, ``y <= 0`` at a lower bound, free for equalities);
+    inactive rows get 0.
+    """
+    from scipy.optimize import lsq_linear
+
+    P, q, A, lower, upper = _osqp_data(qp)
+    ax = A @ x
+    near = rel_tol * np.maximum(1.0, np.abs(np.where(np.isfinite(upper), upper, lower)))
+    at_upper = np.isfinite(upper) & (ax >= upper - near)
+    near_l = rel_tol * np.maximum(1.0, np.abs(np.where(np.isfinite(lower), lower, upper)))
+    at_lower = np.isfinite(lower) & (ax <= lower + near_l) & ~at_upper
+    equality = lower == upper
+    active = np.flatnonzero(at_upper | at_lower | equality)
+    y = np.zeros(A.shape[0])
+    if active.size == 0:
+        return y
+    grad = qp["Q"] @ x + q
+    lo = np.where(equality[active] | at_lower[active], -np.inf, 0.0)
+    hi = np.where(equality[active] | at_upper[active], np.inf, 0.0)
+    fit = lsq_linear(A[active].T.tocsr(), -grad, bounds=(lo, hi), lsmr_tol="auto")
+    y[active] = fit.x
+    return y
+
+
 class QPGNNWarmStart(BaseEstimator):
     """Warm-start OSQP with a fitted solution regressor's predictions.
 
+    The predicted solution is projected onto the variable bounds and passed as OSQP's
+    primal starting point; with ``dual="active-set"`` a dual starting point is derived
+    from it (see Notes). Cold and warm solves use the same settings, so their iteration
+    counts compare directly.
+
     Parameters
     ----------
-    regressor : QPGNNRegressor
-        Fitted with ``target="solution"``.
+    regressor : QPGNNRegressor or None, default=None
+        Fitted with ``target="solution"``; None only when :meth:`solve` gets
+        ``initvals``.
     solver : {"osqp"}, default="osqp"
         Only OSQP exposes warm starts and iteration counts here.
     tol : float, default=1e-6
+    dual : {"active-set", "zero"}, default="active-set"
+        Dual warm start: from the active set of the predicted solution, or zero (a
+        primal-only warm start).
+    check_termination : int, default=1
+        OSQP checks its stopping criteria every this many iterations. OSQP's own default
+        (25) rounds every iteration count up to a multiple of 25, which hides any saving
+        below 25 iterations.
+    max_iter : int or None, default=None
+        OSQP iteration limit (None: 200000).
+
+    Notes
+    -----
+    OSQP is an ADMM method: a primal guess alone barely helps, because the dual
+    variables start at zero and must be rebuilt. The active-set dual start takes the
+    constraints the guess (nearly) satisfies with equality as active and solves the
+    stationarity condition for their multipliers, with the right signs, in least
+    squares. Savings depend on the accuracy of the guess; ``benchmarks/bench_qp.py``
+    reports them on random LCQPs, next to the saving an exact warm start (the cold
+    solution and its duals) would give. On those benchmarks the GNN guess does not
+    make OSQP faster in wall time: the cold solve already takes a few dozen iterations.
 
     Examples
     --------
@@ -481,44 +575,80 @@ class QPGNNWarmStart(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "regressor": [HasMethods(["predict"])],
+        "regressor": [HasMethods(["predict"]), None],
         "solver": [StrOptions({"osqp"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "dual": [StrOptions({"active-set", "zero"})],
+        "check_termination": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, regressor=None, *, solver="osqp", tol=1e-6):
+    def __init__(self, regressor=None, *, solver="osqp", tol=1e-6, dual="active-set",
+                 check_termination=1, max_iter=None):
         self.regressor = regressor
         self.solver = solver
         self.tol = tol
+        self.dual = dual
+        self.check_termination = check_termination
+        self.max_iter = max_iter
 
-    def solve(self, X):
+    def solve(self, X, initvals=None):
         """Solve each instance cold and warm-started; return per-instance statistics.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+        initvals : list of ndarray or None, default=None
+            Primal guesses to use instead of the regressor's predictions (for example
+            the exact solutions, to measure the best case).
 
         Returns
         -------
-        report : dict of ndarray
-            ``iterations_cold``, ``iterations_warm``, ``time_cold_s``, ``time_warm_s``,
-            ``objective_cold``, ``objective_warm`` and the warm ``solutions`` (list).
+        report : dict
+            Arrays ``iterations_cold``, ``iterations_warm``, ``time_cold_s``,
+            ``time_warm_s``, ``objective_cold``, ``objective_warm``, ``status_cold``,
+            ``status_warm``, and the warm ``solutions`` (list; None where unsolved).
         """
         self._validate_params()
-        check_is_fitted(self.regressor)
-        if getattr(self.regressor, "target", None) != "solution":
-            raise ValueError("regressor must be a QPGNNRegressor fitted with "
-                             f"target='solution', got target={self.regressor.target!r}.")
         items = _as_instance_list(X)
-        guesses = self.regressor.predict(items)
+        if initvals is None:
+            if self.regressor is None:
+                raise ValueError("regressor is None: pass a fitted QPGNNRegressor, or give "
+                                 "initvals.")
+            check_is_fitted(self.regressor)
+            if getattr(self.regressor, "target", None) != "solution":
+                raise ValueError("regressor must be a QPGNNRegressor fitted with "
+                                 f"target='solution', got target="
+                                 f"{getattr(self.regressor, 'target', None)!r}.")
+            guesses = self.regressor.predict(items)
+        else:
+            guesses = list(initvals)
+            if len(guesses) != len(items):
+                raise ValueError(f"initvals must hold one guess per instance ({len(items)}), "
+                                 f"got {len(guesses)}.")
         keys = ("iterations_cold", "iterations_warm", "time_cold_s", "time_warm_s",
-                "objective_cold", "objective_warm")
+                "objective_cold", "objective_warm", "status_cold", "status_warm")
         report = {k: [] for k in keys}
         report["solutions"] = []
+        settings = dict(max_iter=self.max_iter, check_termination=self.check_termination)
         for i, (inst, guess) in enumerate(zip(items, guesses)):
             qp = check_qp(inst, name=f"X[{i}]")
+            guess = np.asarray(guess, dtype=np.float64).reshape(-1)
+            if guess.shape != qp["c"].shape or not np.all(np.isfinite(guess)):
+                raise ValueError(f"the guess for X[{i}] must be a finite vector of length "
+                                 f"{qp['c'].shape[0]}, got shape {guess.shape}.")
             guess = np.clip(guess, qp["lb"], qp["ub"])
-            for mode, init in (("cold", None), ("warm", guess)):
-                res = _solve_osqp(qp, self.tol, initvals=init)
+            start = time.perf_counter()
+            y0 = _dual_estimate(qp, guess) if self.dual == "active-set" else None
+            prep = time.perf_counter() - start
+            for mode, x0 in (("cold", None), ("warm", guess)):
+                res = _solve_osqp(qp, self.tol, initvals=x0,
+                                  dual_initvals=y0 if mode == "warm" else None, **settings)
                 report[f"iterations_{mode}"].append(res["iterations"])
-                report[f"time_{mode}_s"].append(res["time_s"])
+                report[f"time_{mode}_s"].append(res["time_s"] + (prep if mode == "warm" else 0))
+                report[f"status_{mode}"].append(res["status"])
                 report[f"objective_{mode}"].append(qp_objective(qp, res["x"])
-                                                   if res["solved"] else np.nan)
-            report["solutions"].append(res["x"] if res["solved"] else None)
+                                                   if res["status"] == "optimal" else np.nan)
+            report["solutions"].append(res["x"])
         return {k: (v if k == "solutions" else np.asarray(v)) for k, v in report.items()}

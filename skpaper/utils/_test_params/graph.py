@@ -31,7 +31,9 @@ def _qp_feasibility():
     from skpaper.graph import solve_qps
 
     X = make_random_lcqp(16, 3, 6, 8, random_state=0)
-    return X, solve_qps(X)[0]
+    feasible, _, _, status = solve_qps(X, return_status=True)
+    assert np.isin(status, ("optimal", "infeasible")).all()
+    return X, np.asarray(feasible)
 
 
 def _qp_objective():
@@ -39,8 +41,9 @@ def _qp_objective():
     from skpaper.graph import solve_qps
 
     X = make_random_lcqp(24, 3, 6, 8, random_state=0)
-    feasible, objective, solutions = solve_qps(X)
-    return [x for x, f in zip(X, feasible) if f], objective[feasible]
+    _, objective, _, status = solve_qps(X, return_status=True)
+    solved = status == "optimal"
+    return [x for x, ok in zip(X, solved) if ok], objective[solved]
 
 
 def _gon_ids():
