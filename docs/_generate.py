@@ -26,9 +26,10 @@ EXTRA_MODULES = ("datasets", "utils", "papers")
 STATUS_TEXT = {
     "reproduced": "reproduced",
     "not reproduced": "not reproduced",
-    "uninformative": "uninformative (the negative control did not behave as required, "
-                     "so the check says nothing at this scale)",
-    "reported": "reported (figures recorded, nothing is judged)",
+    "uninformative": "uninformative (the negative control passes the check too, so the "
+                     "pass is no evidence at this scale)",
+    "reported": "reported (figures recorded; nothing is asserted, or there is no negative "
+                "control, so it never counts as reproduced)",
     "error": "error (the claim raised)",
     "not yet run": "not yet run",
 }
@@ -413,6 +414,11 @@ def _paper_page(paper, claims, results, results_dir, api, docs_dir):
             lines += ["**Negative control:** none registered, so a pass is reported, "
                       "not asserted.", ""]
         lines += [f"**Status:** {STATUS_TEXT.get(status, _text_block(status))}", ""]
+        verdict = (payload or {}).get("check_passed")
+        if status in ("reported", "uninformative") and isinstance(verdict, bool):
+            lines += ["**The check alone:** " + ("passed" if verdict else "failed")
+                      + (" (not counted: the claim has no negative control)."
+                         if status == "reported" else "."), ""]
         if payload:
             lines += _dict_table("Observed", payload.get("observed"))
             lines += _dict_table("Expected", payload.get("expected"))

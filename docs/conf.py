@@ -135,17 +135,25 @@ def _numpydoc_conventions(app, what, name, obj, options, lines):
             lambda m: m.group(0) if m.group(1) in defined else f"[{m.group(1)}]", line)
         lines[i] = line
     unused = defined - used
-    in_unused = False
-    for i, line in enumerate(lines):
+    if not unused:
+        return
+    out, in_unused = [], False
+    for line in lines:
         m = re.match(r"^(\s*)\.\. \[(\w+)\] (.*)$", line)
         if m:
+            previous = in_unused
             in_unused = m.group(2) in unused
+            # A list item and explicit markup cannot touch: separate them.
+            if out and out[-1].strip() and previous != in_unused:
+                out.append("")
             if in_unused:
-                lines[i] = f"{m.group(1)}- [{m.group(2)}] {m.group(3)}"
+                line = f"{m.group(1)}- [{m.group(2)}] {m.group(3)}"
         elif in_unused and line.strip():
-            lines[i] = line[1:] if line.startswith(" ") else line
+            line = line[1:] if line.startswith(" ") else line
         elif not line.strip():
             in_unused = False
+        out.append(line)
+    lines[:] = out
 
 
 def setup(app):
