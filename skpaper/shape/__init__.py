@@ -7,7 +7,7 @@ chains them. Rotation helpers are exact numpy.
 """
 
 from ._base import apply_rotation, check_point_clouds
-from ._flipper import OctahedralFlipper, octahedral_cayley_table
+from ._flipper import OctahedralFlipper, flip_confusion_distances, octahedral_cayley_table
 from ._orienter import PCAOrienter, QuotientOrienter, octahedral_medoid
 from ._rotations import (
     angle_modulo_group,
@@ -21,6 +21,7 @@ from ._rotations import (
     random_rotations,
     random_small_rotations,
     special_procrustes,
+    top_k_axis_errors,
     up_axis_accuracy,
 )
 from ._two_stage import TwoStageOrienter
@@ -35,6 +36,7 @@ __all__ = [
     "axis_angle_to_matrix",
     "axis_errors",
     "check_point_clouds",
+    "flip_confusion_distances",
     "geodesic_distance",
     "matrix_to_quaternion",
     "nearest_group_element",
@@ -45,5 +47,6 @@ __all__ = [
     "random_rotations",
     "random_small_rotations",
     "special_procrustes",
+    "top_k_axis_errors",
     "up_axis_accuracy",
 ]

@@ -1,7 +1,7 @@
 """Stage 2: the 24-way octahedral flip classifier with flip voting and conformal sets."""
 
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import torch
@@ -19,7 +19,7 @@ from ._base import (
 )
 from ._rotations import nearest_group_element, octahedral_group, random_small_rotations
 
-__all__ = ["OctahedralFlipper", "octahedral_cayley_table"]
+__all__ = ["OctahedralFlipper", "flip_confusion_distances", "octahedral_cayley_table"]
 
 N_FLIPS = 24
 
@@ -38,6 +38,58 @@ def octahedral_cayley_table():
     table = nearest_group_element(products, G).reshape(N_FLIPS, N_FLIPS)
     inverse = nearest_group_element(np.swapaxes(G, 1, 2), G)
     return table, inverse
+
+
+def flip_confusion_distances(X, max_points=256):
+    """Chamfer distance between each canonical cloud and its 24 cube rotations.
+
+    ``d[i, h]`` is the symmetric Chamfer distance (mean squared nearest-point
+    distance, both ways) between cloud ``i`` and the same cloud rotated by
+    ``G[h]`` (:func:`octahedral_group`); it is near 0 when ``G[h]`` is a
+    symmetry of the shape. Two flips ``a`` and ``b`` of one shape give clouds
+    at distance ``d[i, index(G[a]^T G[b])]`` (Chamfer distance is unchanged by
+    rotating both clouds), which is how :class:`OctahedralFlipper` builds its
+    per-shape confusion matrices.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_points, 3 or 6)
+        Canonically oriented clouds (normals, if any, are ignored).
+    max_points : int, default=256
+        Evenly spaced points per cloud used for the distance (the cost is
+        quadratic in it).
+
+    Returns
+    -------
+    distances : ndarray of shape (n_samples, 24)
+        ``distances[:, 0]`` (the identity) is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import flip_confusion_distances
+    >>> cube_corners = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).reshape(3, -1).T
+    >>> float(flip_confusion_distances(cube_corners[None].astype(float)).max())
+    0.0
+    """
+    from ._base import check_point_clouds
+
+    X = check_point_clouds(X)
+    if isinstance(max_points, bool) or not isinstance(max_points, Integral) or max_points < 1:
+        raise ValueError(f"max_points must be a positive integer, got {max_points!r}.")
+    P = X.shape[1]
+    if P > max_points:
+        X = X[:, np.unique(np.linspace(0, P - 1, max_points).round().astype(int))]
+    pts = X[..., :3]
+    G = octahedral_group()
+    out = np.empty((len(pts), N_FLIPS))
+    for i, cloud in enumerate(pts):
+        rotated = cloud @ np.swapaxes(G, 1, 2)  # (24, P, 3): cloud G[h]^T
+        norms = (cloud**2).sum(-1)  # rotations keep the norms
+        sq = norms[None, :, None] + norms[None, None, :] - 2.0 * rotated @ cloud.T
+        sq = np.maximum(sq, 0.0)  # (24, P, P) squared distances
+        out[i] = 0.5 * (sq.min(axis=2).mean(axis=1) + sq.min(axis=1).mean(axis=1))
+    return out
 
 
 def _check_flip_labels(y, n):
@@ -74,7 +126,20 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         (ties go to the larger averaged probability). :meth:`predict_proba`
         averages the mapped-back probabilities. 1 disables it; 24 or more uses
         every flip once, which makes the predictions exactly equivariant:
-        flipping the input by h turns the prediction g into h g.""" + _BASE_PARAMS_DOC + """
+        flipping the input by h turns the prediction g into h g.
+    forward_correction : bool, default=False
+        Train through each shape's flip confusion matrix (the official
+        trainer's ``confusion_matrices`` option): the predicted distribution p
+        is smeared as ``p C^T`` before the negative log-likelihood, where
+        ``C[a, b]`` is proportional to ``exp(-d_ab / confusion_temperature)``
+        and ``d_ab`` the Chamfer distance between the shape flipped by ``a``
+        and by ``b`` (:func:`flip_confusion_distances`). Flips that a
+        symmetry of the shape makes indistinguishable then share the loss
+        instead of contradicting each other.
+    confusion_temperature : float, default=0.01
+        Scale of the Chamfer distances in ``C`` (clouds are scaled to radius
+        about 1, so 0.01 separates distinct flips and merges symmetric ones).
+        Ignored unless ``forward_correction``.""" + _BASE_PARAMS_DOC + """
 
     Attributes
     ----------
@@ -86,6 +151,9 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         Set by :meth:`calibrate_conformal`.
     conformal_alpha_ : float
         Set by :meth:`calibrate_conformal`.
+    confusion_distances_ : ndarray of shape (n_train, 24) or None
+        Chamfer distances of the training shapes to their cube rotations
+        (with ``forward_correction``), else None.
     history_ : list of dict
     n_iter_ : int
 
@@ -126,11 +194,14 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
     _parameter_constraints = {
         **_BaseCloudNet._parameter_constraints,
         "noise_deg": [Interval(Real, 0, 180, closed="both")],
+        "forward_correction": ["boolean"],
+        "confusion_temperature": [Interval(Real, 0, None, closed="neither")],
     }
     _n_outputs = N_FLIPS
 
     def __init__(self, *, backbone="pointnet", n_points=1024, use_normals=True, noise_deg=10.0,
-                 n_votes=1, embed_dim=128, k_neighbors=20, dropout=0.0, max_epochs=100,
+                 n_votes=1, forward_correction=False, confusion_temperature=0.01,
+                 embed_dim=128, k_neighbors=20, dropout=0.0, max_epochs=100,
                  batch_size=32, lr=1e-3, device="auto", random_state=None, verbose=0,
                  callbacks=None, inference_dtype="float32"):
         super().__init__(max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
@@ -141,6 +212,8 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         self.use_normals = use_normals
         self.noise_deg = noise_deg
         self.n_votes = n_votes
+        self.forward_correction = forward_correction
+        self.confusion_temperature = confusion_temperature
         self.embed_dim = embed_dim
         self.k_neighbors = k_neighbors
         self.dropout = dropout
@@ -167,9 +240,29 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
             y = _check_flip_labels(y, len(X))
         self.classes_ = np.arange(N_FLIPS)
         self._train_rng = self._start_fit()
+        self.confusion_distances_ = None
+        if self.forward_correction:
+            # Distances of the canonical shapes (a labelled cloud is X_c G[y]^T).
+            canonical = X if y is None else apply_rotation(X, np.swapaxes(
+                octahedral_group()[y], 1, 2))
+            self.confusion_distances_ = flip_confusion_distances(canonical)
         X_t = self._to_tensor(X)
         y_t = None if y is None else torch.as_tensor(y, device=self.device_)
         return self._fit_loop((X_t, y_t))
+
+    def _loss(self, logits, labels, idx):
+        if not self.forward_correction:
+            return torch.nn.functional.cross_entropy(logits, labels)
+        table, inverse = octahedral_cayley_table()
+        # Row y of each shape's confusion matrix: C[y, b] ~ exp(-d(G[y]^T G[b]) / T).
+        rel = torch.as_tensor(table[inverse], device=logits.device)[labels]  # (B, 24)
+        dist = torch.as_tensor(self.confusion_distances_, dtype=logits.dtype,
+                               device=logits.device)[idx.to(logits.device)]
+        log_c = torch.log_softmax(-torch.gather(dist, 1, rel) / self.confusion_temperature,
+                                  dim=1)
+        # -log sum_b C[y, b] p_b, in log space.
+        log_p = torch.log_softmax(logits, dim=1)
+        return -torch.logsumexp(log_c + log_p, dim=1).mean()
 
     def _train_epoch(self, tensors, optimizer):
         X, y = tensors
@@ -187,7 +280,7 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
                 Xb = _rotate_tensor(Xb, G[labels] @ noise)
             else:
                 labels = y[idx]
-            loss = torch.nn.functional.cross_entropy(self.module_(Xb), labels)
+            loss = self._loss(self.module_(Xb), labels, idx)
             self._step(optimizer, loss)
             total += float(loss.detach()) * len(idx)
         return {"train_loss": total / X.shape[0]}
@@ -242,6 +335,27 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         counts = np.zeros(probs.shape[1:])
         np.add.at(counts, (np.arange(probs.shape[1])[None].repeat(len(votes), 0), votes), 1.0)
         return self.classes_[np.argmax(counts + 0.5 * probs.mean(axis=0), axis=1)]
+
+    def predict_top_k(self, X, k=4):
+        """The ``k`` most probable flips, most probable first.
+
+        The official benchmark's top-4 evaluation keeps the best of the four
+        completed orientations; see :func:`top_k_axis_errors`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_points, 3 or 6)
+        k : int, default=4
+            In 1..24.
+
+        Returns
+        -------
+        flips : ndarray of shape (n_samples, k)
+        """
+        if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= N_FLIPS:
+            raise ValueError(f"k must be an integer in [1, {N_FLIPS}], got {k!r}.")
+        proba = self.predict_proba(X)
+        return self.classes_[np.argsort(-proba, axis=1, kind="stable")[:, : int(k)]]
 
     def calibrate_conformal(self, X, y=None, *, alpha=0.1, noise_deg=0.0, random_state=None):
         """Split-conformal calibration of :meth:`predict_set` on held-out shapes.

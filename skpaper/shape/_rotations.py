@@ -366,6 +366,49 @@ def axis_errors(R_pred, R_true, axis="up", group=None):
     return out
 
 
+def top_k_axis_errors(R_candidates, R_true, axis="up", group=None):
+    """Axis error of the best of ``k`` candidate orientations per shape.
+
+    The official benchmark's top-4 evaluation: the pipeline proposes the
+    orientations completed by the flipper's four most probable flips, and a
+    shape counts as correct when any of them is.
+
+    Parameters
+    ----------
+    R_candidates : array-like of shape (n, k, 3, 3)
+    R_true : array-like of shape (n, 3, 3)
+    axis : {"side", "up", "front"}, default="up"
+    group : array-like of shape (m, 3, 3), list of such arrays, or None
+        As in :func:`axis_errors`.
+
+    Returns
+    -------
+    angle : ndarray of shape (n,)
+        ``min`` over the ``k`` candidates of :func:`axis_errors`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import octahedral_group, top_k_axis_errors
+    >>> G = octahedral_group()
+    >>> top_k_axis_errors(G[None, [5, 0]], np.eye(3)[None]).tolist()
+    [0.0]
+    """
+    R_candidates = np.asarray(R_candidates, dtype=np.float64)
+    if R_candidates.ndim != 4 or R_candidates.shape[2:] != (3, 3):
+        raise ValueError(f"R_candidates must have shape (n, k, 3, 3), got "
+                         f"{R_candidates.shape}.")
+    n, k = R_candidates.shape[:2]
+    R_true = _check_matrices(R_true, "R_true").reshape(-1, 3, 3)
+    if len(R_true) != n:
+        raise ValueError(f"R_candidates and R_true must hold as many shapes, got {n} and "
+                         f"{len(R_true)}.")
+    groups = _per_sample_groups(np.eye(3) if group is None else group, n)
+    errors = axis_errors(R_candidates.reshape(n * k, 3, 3), np.repeat(R_true, k, axis=0), axis,
+                         [g for g in groups for _ in range(k)])
+    return errors.reshape(n, k).min(axis=1)
+
+
 def up_axis_accuracy(R_pred, R_true, threshold_deg=10.0, group=None):
     """Fraction of shapes whose predicted up axis is within ``threshold_deg`` of the truth.
 

@@ -149,6 +149,29 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         R1, flips = self.predict_stages(X)
         return R1 @ octahedral_group()[flips]
 
+    def predict_top_k(self, X, k=4):
+        """The orientations completed by the flipper's ``k`` most probable flips.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_points, 3 or 6)
+        k : int, default=4
+            Needs a flipper with ``predict_top_k`` (:class:`OctahedralFlipper`).
+
+        Returns
+        -------
+        R : ndarray of shape (n_samples, k, 3, 3)
+            Most probable first; score them with :func:`top_k_axis_errors`.
+        """
+        X = self._validate(X)
+        if not hasattr(self.flipper_, "predict_top_k"):
+            raise TypeError(f"predict_top_k needs a flipper with predict_top_k, got "
+                            f"{type(self.flipper_).__name__}.")
+        R1 = self.orienter_.predict(X)
+        flips = np.asarray(self.flipper_.predict_top_k(apply_rotation(
+            X, np.swapaxes(R1, 1, 2)), k))
+        return R1[:, None] @ octahedral_group()[flips]
+
     def _score_group(self):
         return None
 
