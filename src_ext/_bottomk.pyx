@@ -96,6 +96,10 @@ cdef Py_ssize_t _ingest(uint64_t* sk, Py_ssize_t ns, Py_ssize_t k,
                     n_hits[0] += 1
                 continue
         if h < thr or not full:
+            # A key already kept (frequent in streams with repeats, e.g. words) is
+            # dropped here rather than filling the buffer with duplicates.
+            if full and _find(sk, ns, h) >= 0:
+                continue
             buf[nb] = h
             nb += 1
             if nb == cap:

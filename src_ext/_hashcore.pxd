@@ -1,6 +1,6 @@
 # Inline hashing primitives shared by every Cython module of skpaper.
 # cimport them with ``from _hashcore cimport _splitmix64, _murmur3_x64_128``.
-from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 
@@ -97,3 +97,43 @@ cdef inline void _murmur3_x64_128(const uint8_t* data, Py_ssize_t length, uint32
     h2 = h2 + h1
     out[0] = h1
     out[1] = h2
+
+
+cdef inline Py_ssize_t _utf8_encode(int kind, const void* data, Py_ssize_t n,
+                                    uint8_t* out) noexcept nogil:
+    # UTF-8 of n code points stored with ``kind`` bytes each (1, 2 or 4, as in
+    # CPython's PEP 393 strings and numpy's UCS4 arrays); -1 on a surrogate or a
+    # value beyond U+10FFFF, which have no UTF-8 form.
+    cdef Py_ssize_t i
+    cdef Py_ssize_t j = 0
+    cdef uint32_t cp
+    for i in range(n):
+        if kind == 1:
+            cp = (<const uint8_t*>data)[i]
+        elif kind == 2:
+            cp = (<const uint16_t*>data)[i]
+        else:
+            cp = (<const uint32_t*>data)[i]
+        if cp < 0x80:
+            out[j] = <uint8_t>cp
+            j += 1
+        elif cp < 0x800:
+            out[j] = <uint8_t>(0xC0 | (cp >> 6))
+            out[j + 1] = <uint8_t>(0x80 | (cp & 0x3F))
+            j += 2
+        elif cp < 0x10000:
+            if 0xD800 <= cp <= 0xDFFF:
+                return -1
+            out[j] = <uint8_t>(0xE0 | (cp >> 12))
+            out[j + 1] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+            out[j + 2] = <uint8_t>(0x80 | (cp & 0x3F))
+            j += 3
+        elif cp <= 0x10FFFF:
+            out[j] = <uint8_t>(0xF0 | (cp >> 18))
+            out[j + 1] = <uint8_t>(0x80 | ((cp >> 12) & 0x3F))
+            out[j + 2] = <uint8_t>(0x80 | ((cp >> 6) & 0x3F))
+            out[j + 3] = <uint8_t>(0x80 | (cp & 0x3F))
+            j += 4
+        else:
+            return -1
+    return j

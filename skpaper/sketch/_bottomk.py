@@ -2,6 +2,8 @@
 
 import numbers
 import struct
+import zlib
+
 import numpy as np
 
 from .._ext._bottomk import bottomk_merge, bottomk_update
@@ -10,17 +12,21 @@ from ._keys import as_key_array, check_seed, mix_seed
 __all__ = ["BottomKSketch", "merge_sketches"]
 
 _MAGIC = b"SKBK"
-_VERSION = 1
-_HEADER = struct.Struct("<4sBxxxIIQ")  # magic, version, k, size, seed
+# Version 2 appends a CRC-32 of everything before it; version 1 had none.
+_VERSION = 2
+_HEADER = struct.Struct("<4sB3sIIQ")  # magic, version, reserved (zero), k, size, seed
+_CRC = struct.Struct("<I")
+#: Largest sketch size (128 MiB of hashes).
+K_MAX = 2**24
 _TWO64 = 2.0**64
 
 
 def check_k(k, name="k"):
-    """Validate a sketch size ``k >= 2`` and return it as an int."""
+    """Validate a sketch size in ``[2, K_MAX]`` and return it as an int."""
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
         raise TypeError(f"{name} must be an int >= 2, got {type(k).__name__} {k!r}.")
-    if not 2 <= int(k) < 2**31:
-        raise ValueError(f"{name} must be an int in [2, 2**31), got {k}.")
+    if not 2 <= int(k) <= K_MAX:
+        raise ValueError(f"{name} must be an int in [2, 2**24], got {k}.")
     return int(k)
 
 
@@ -40,7 +46,7 @@ class BottomKSketch:
     Parameters
     ----------
     k : int, default=256
-        Number of hashes kept, at least 2. The relative standard error of
+        Number of hashes kept, in ``[2, 2**24]``. The relative standard error of
         :meth:`estimate` is about ``1 / sqrt(k - 2)``.
     seed : int or None, default=None
         Hash seed in ``[0, 2**64)``. ``None`` draws a fresh random seed at
@@ -61,7 +67,9 @@ class BottomKSketch:
 
     Notes
     -----
-    Integer keys hash as ``splitmix64(key ^ splitmix64(seed))``; byte and
+    Integer keys hash as ``splitmix64(key ^ splitmix64(seed))``; a negative
+    integer key is read as its 64-bit two's complement, so ``-1`` and
+    ``2**64 - 1`` are the same key. Byte and
     ``str`` keys (UTF-8) first pass through MurmurHash3 x64_128 keyed with the
     low 32 bits of ``splitmix64(seed)``. With :math:`\\tau_k` the k-th smallest hash in (0, 1), the
     estimate of the number of distinct keys :math:`n` is the unbiased
@@ -128,15 +136,27 @@ class BottomKSketch:
         ----------
         keys : array-like of int, or iterable of bytes or str
             A numpy integer array takes the fast path (no Python loop). Float
-            arrays are accepted only when every value is integral.
+            arrays are accepted only when every value is integral. Negative
+            integers alias their two's complement (``-1`` is ``2**64 - 1``).
+            Lists of ``str``/``bytes``, numpy ``U``/``S`` arrays and numpy 2
+            ``StringDType`` arrays hash in Cython from the strings' buffers;
+            ``str`` keys hash as their UTF-8 bytes (``"a"`` equals ``b"a"``).
 
         Returns
         -------
         self : BottomKSketch
         """
         arr = as_key_array(keys, self._mixed)
+        self._reserve()
         self._size = bottomk_update(self._hashes, self._size, arr, np.uint64(self._mixed))
         return self
+
+    def _reserve(self):
+        # A deserialized sketch holds only its payload until it grows.
+        if self._hashes.size < self._k:
+            full = np.zeros(self._k, dtype=np.uint64)
+            full[: self._size] = self._hashes[: self._size]
+            self._hashes = full
 
     def _check_compatible(self, other):
         if not isinstance(other, BottomKSketch):
@@ -168,6 +188,7 @@ class BottomKSketch:
             If ``k`` or ``seed`` differ.
         """
         self._check_compatible(other)
+        self._reserve()
         self._size = bottomk_merge(self._hashes, self._size, other._hashes, other._size)
         return self
 
@@ -211,43 +232,87 @@ class BottomKSketch:
         return f"BottomKSketch(k={self._k}, seed={self._seed})"
 
     def to_bytes(self):
-        """Serialize to a compact little-endian byte string (header + hashes)."""
-        header = _HEADER.pack(_MAGIC, _VERSION, self._k, self._size, self._seed)
-        return header + self._hashes[: self._size].astype("<u8").tobytes()
+        """Serialize to a compact little-endian byte string.
+
+        Format version 2: a 24-byte header (magic ``SKBK``, version, three zero
+        bytes, ``k``, size, seed), the sorted hashes (8 bytes each), and a
+        CRC-32 of everything before it.
+        """
+        header = _HEADER.pack(_MAGIC, _VERSION, bytes(3), self._k, self._size, self._seed)
+        body = header + self._hashes[: self._size].astype("<u8").tobytes()
+        return body + _CRC.pack(zlib.crc32(body))
 
     @classmethod
     def from_bytes(cls, data):
-        """Rebuild a sketch from :meth:`to_bytes` output.
+        """Rebuild a sketch from :meth:`to_bytes` output, validating untrusted input.
+
+        Every header field is checked against the payload length before any
+        allocation, and the checksum must match, so a truncated, extended or
+        corrupted input (any single flipped bit) is rejected.
+
+        Parameters
+        ----------
+        data : bytes, bytearray or memoryview
+
+        Returns
+        -------
+        sketch : BottomKSketch
 
         Raises
         ------
         ValueError
-            If ``data`` is not a valid serialized sketch.
+            If ``data`` is not a valid version-2 serialized sketch. Version 1
+            (no checksum) is rejected: serialize the sketch again with this
+            version.
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, got {type(data).__name__}.")
         data = bytes(data)
-        if len(data) < _HEADER.size:
+        minimum = _HEADER.size + _CRC.size
+        if len(data) < 5:
             raise ValueError(
                 f"data is too short for a BottomKSketch: {len(data)} bytes, "
-                f"expected at least {_HEADER.size}."
+                f"expected at least {minimum}."
             )
-        magic, version, k, size, seed = _HEADER.unpack_from(data)
-        if magic != _MAGIC or version != _VERSION:
+        if data[:4] != _MAGIC:
+            raise ValueError(f"data is not a serialized BottomKSketch (magic {data[:4]!r}).")
+        if data[4] == 1:
             raise ValueError(
-                f"data is not a serialized BottomKSketch (magic {magic!r}, version {version})."
+                "data is a version-1 BottomKSketch, which carries no checksum and is no "
+                "longer read; serialize the sketch again with this version (version 2)."
             )
-        expected = _HEADER.size + 8 * size
-        if size > k or len(data) != expected:
+        if data[4] != _VERSION:
             raise ValueError(
-                f"data has {len(data)} bytes, expected {expected} for {size} hashes (k={k})."
+                f"data has BottomKSketch format version {data[4]}, expected {_VERSION}."
             )
-        hashes = np.frombuffer(data, dtype="<u8", offset=_HEADER.size).astype(np.uint64)
+        if len(data) < minimum:
+            raise ValueError(
+                f"data is too short for a BottomKSketch: {len(data)} bytes, "
+                f"expected at least {minimum}."
+            )
+        _, _, reserved, k, size, seed = _HEADER.unpack_from(data)
+        if reserved != bytes(3):
+            raise ValueError("data has non-zero reserved header bytes.")
+        if not 2 <= k <= K_MAX:
+            raise ValueError(f"data has k={k}, expected an int in [2, 2**24].")
+        if size > k:
+            raise ValueError(f"data has size={size} hashes, more than k={k}.")
+        expected = minimum + 8 * size
+        if len(data) != expected:
+            raise ValueError(
+                f"data has {len(data)} bytes, expected {expected} for {size} hashes."
+            )
+        (crc,) = _CRC.unpack_from(data, expected - _CRC.size)
+        if zlib.crc32(memoryview(data)[: expected - _CRC.size]) != crc:
+            raise ValueError("data fails its checksum: it is corrupted or was altered.")
+        hashes = np.frombuffer(data, dtype="<u8", count=size, offset=_HEADER.size)
         if size > 1 and not (hashes[1:] > hashes[:-1]).all():
             raise ValueError("data holds hashes that are not sorted and distinct.")
-        sketch = cls(k=k, seed=seed)
-        sketch._hashes[:size] = hashes
-        sketch._size = size
+        # Allocate the payload only: a header cannot make us reserve k hashes.
+        sketch = cls.__new__(cls)
+        sketch._k, sketch._seed, sketch._size = k, check_seed(seed), size
+        sketch._mixed = mix_seed(sketch._seed)
+        sketch._hashes = hashes.astype(np.uint64)
         return sketch
 
     def __reduce__(self):

@@ -1,7 +1,7 @@
 """Turning user keys into the 64-bit integers that the bottom-k kernels hash.
 
-Integer keys are used as they are (signed values through their two's
-complement). Byte and string keys are first mapped to 64 bits with MurmurHash3
+Integer keys are used as they are; a negative key is read as its 64-bit two's
+complement, so ``-1`` and ``2**64 - 1`` are the same key. Byte and string keys are first mapped to 64 bits with MurmurHash3
 x64_128 keyed by the low half of the mixed seed, so the full 64-bit seed still
 keys the final ``splitmix64(key ^ mixed)`` hash of every key kind. The user's
 seed is mixed first (``mixed = splitmix64(seed)``): with a raw XOR, small seeds
@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .._ext._hashing import hash_bytes_sequence, hash_uint64, splitmix64
+from .._ext._hashing import hash_bytes_sequence, hash_text_array, hash_uint64, splitmix64
 
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
@@ -68,13 +68,14 @@ def _python_ints(items, name):
 
 
 def _text_keys(items, seed, name):
-    for item in items:
-        if not isinstance(item, (bytes, bytearray, memoryview, str)):
-            raise TypeError(
-                f"{name} must all be integers or all be bytes/str, got a mix including "
-                f"{type(item).__name__}."
-            )
-    return hash_bytes_sequence(items, seed & _MASK32)
+    try:
+        return hash_bytes_sequence(items, seed & _MASK32)
+    except TypeError:
+        bad = next(v for v in items if not isinstance(v, (bytes, bytearray, memoryview, str)))
+        raise TypeError(
+            f"{name} must all be integers or all be bytes/str, got a mix including "
+            f"{type(bad).__name__}."
+        ) from None
 
 
 def as_key_array(keys, mixed, name="keys"):
@@ -140,6 +141,9 @@ def as_key_array(keys, mixed, name="keys"):
     if kind == "f":
         return _integral_floats(arr.astype(np.float64, copy=False), name)
     if kind in "US":
+        return hash_text_array(arr, mixed & _MASK32)
+    if kind == "T":
+        # numpy 2 StringDType: its items are str.
         return _text_keys(arr.tolist(), mixed, name)
     if kind == "O":
         items = arr.tolist()

@@ -1,4 +1,6 @@
 import pickle
+import struct
+import zlib
 
 import mmh3
 import numpy as np
@@ -105,7 +107,7 @@ def test_bottomk_memory_is_order_k():
     small = BottomKSketch(k=256, seed=1).update(np.arange(1000))
     large = BottomKSketch(k=256, seed=1).update(np.arange(1_000_000))
     assert small._hashes.nbytes == large._hashes.nbytes == 8 * 256
-    assert len(large.to_bytes()) == len(small.to_bytes()) == 24 + 8 * 256
+    assert len(large.to_bytes()) == len(small.to_bytes()) == 24 + 8 * 256 + 4
 
 
 def test_bottomk_merge_operator_and_copy():
@@ -181,6 +183,10 @@ def test_bottomk_merge_mismatch_raises():
         merge_sketches([])
 
 
+def _with_crc(body):
+    return body + zlib.crc32(body).to_bytes(4, "little")
+
+
 def test_bottomk_from_bytes_rejects_garbage():
     data = BottomKSketch(k=8, seed=1).update(np.arange(20)).to_bytes()
     with pytest.raises(ValueError, match="too short"):
@@ -189,11 +195,85 @@ def test_bottomk_from_bytes_rejects_garbage():
         BottomKSketch.from_bytes(b"XXXX" + data[4:])
     with pytest.raises(ValueError, match="expected"):
         BottomKSketch.from_bytes(data[:-8])
-    swapped = data[:-16] + data[-8:] + data[-16:-8]
+    # Swapped hashes with a recomputed checksum still fail the order check.
+    body = data[:-4]
+    swapped = _with_crc(body[:-16] + body[-8:] + body[-16:-8])
     with pytest.raises(ValueError, match="sorted"):
         BottomKSketch.from_bytes(swapped)
     with pytest.raises(TypeError, match="bytes"):
         BottomKSketch.from_bytes("text")
+
+
+def test_bottomk_from_bytes_validates_header_before_allocating():
+    # A 28-byte input claiming k = 2**31 - 1 (16 GiB) is rejected; a valid k of 2**24
+    # with no hashes allocates only its payload.
+    huge = _with_crc(struct.pack("<4sB3sIIQ", b"SKBK", 2, bytes(3), 2**31 - 1, 0, 1))
+    with pytest.raises(ValueError, match="k=2147483647"):
+        BottomKSketch.from_bytes(huge)
+    big = BottomKSketch.from_bytes(
+        _with_crc(struct.pack("<4sB3sIIQ", b"SKBK", 2, bytes(3), 2**24, 0, 1)))
+    assert big.k == 2**24 and big._hashes.nbytes == 0 and big.estimate() == 0.0
+    assert big.update([1, 2, 3]).estimate() == 3.0
+    with pytest.raises(ValueError, match="more than k"):
+        BottomKSketch.from_bytes(
+            _with_crc(struct.pack("<4sB3sIIQ", b"SKBK", 2, bytes(3), 2, 3, 1) + bytes(24)))
+    with pytest.raises(ValueError, match="reserved"):
+        BottomKSketch.from_bytes(
+            _with_crc(struct.pack("<4sB3sIIQ", b"SKBK", 2, b"\x01\0\0", 8, 0, 1)))
+    v1 = struct.pack("<4sBxxxIIQ", b"SKBK", 1, 8, 0, 1)
+    with pytest.raises(ValueError, match="version-1 .* no checksum"):
+        BottomKSketch.from_bytes(v1)
+    with pytest.raises(ValueError, match="format version 7"):
+        BottomKSketch.from_bytes(b"SKBK\x07" + bytes(30))
+
+
+_FULL = BottomKSketch(k=16, seed=3).update(np.arange(500)).to_bytes()
+
+
+@given(st.integers(0, len(_FULL) - 1))
+def test_bottomk_from_bytes_rejects_every_truncation(cut):
+    with pytest.raises(ValueError):
+        BottomKSketch.from_bytes(_FULL[:cut])
+
+
+@given(st.integers(0, 8 * len(_FULL) - 1))
+def test_bottomk_from_bytes_rejects_every_bit_flip(bit):
+    # CRC-32 detects every single-bit error, in the header, hashes or checksum.
+    flipped = bytearray(_FULL)
+    flipped[bit // 8] ^= 1 << (bit % 8)
+    with pytest.raises(ValueError):
+        BottomKSketch.from_bytes(bytes(flipped))
+
+
+@given(st.binary(max_size=200), st.booleans())
+def test_bottomk_from_bytes_random_bytes_raise_value_error_or_round_trip(data, with_magic):
+    if with_magic:
+        data = b"SKBK\x02" + data
+    try:
+        sketch = BottomKSketch.from_bytes(data)
+    except ValueError:
+        return
+    assert sketch.to_bytes() == data
+
+
+def test_bottomk_pickle_goes_through_validation():
+    sketch = BottomKSketch(k=8, seed=1).update(np.arange(20))
+    payload = pickle.dumps(sketch)
+    assert pickle.loads(payload) == sketch
+    corrupt = payload.replace(sketch.to_bytes()[-4:], bytes(4))
+    with pytest.raises(ValueError, match="checksum"):
+        pickle.loads(corrupt)
+
+
+def test_bottomk_negative_integer_keys_alias_twos_complement():
+    a = BottomKSketch(k=8, seed=1).update(np.array([-1, -2], dtype=np.int64))
+    b = BottomKSketch(k=8, seed=1).update(np.array([2**64 - 1, 2**64 - 2], dtype=np.uint64))
+    assert a == b
+
+
+def test_bottomk_k_is_bounded():
+    with pytest.raises(ValueError, match=r"\[2, 2\*\*24\]"):
+        BottomKSketch(k=2**31 - 1)
 
 
 @given(keys_st, keys_st, keys_st, small_k)

@@ -91,3 +91,66 @@ def test_bad_input_raises():
         hash_bytes_sequence([b"a", 3])
     with pytest.raises(ValueError, match="key must fit in 64 bits"):
         splitmix64(2**64)
+
+
+_TEXT = ["", "a", "word", "na\u00efve", "\u00e9t\u00e9", "\u65e5\u672c\u8a9e", "emoji \U0001f600",
+         "x" * 40, "caf\u00e9" * 9, "\u0394" * 17]
+
+
+def test_hash_bytes_sequence_str_hashes_utf8_of_every_kind():
+    import mmh3
+
+    from skpaper._ext._hashing import hash_bytes_sequence
+
+    got = hash_bytes_sequence(_TEXT + [t.encode() for t in _TEXT], 77)
+    want = [mmh3.hash64(t.encode("utf-8"), 77, signed=False)[0] for t in _TEXT] * 2
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.uint64))
+    # Past one internal chunk (2048 keys), with bytearray and memoryview keys mixed in.
+    many = [f"k{i}\u00e9" if i % 3 else bytearray(b"k%d" % i) for i in range(5000)]
+    want = [mmh3.hash64(bytes(v) if not isinstance(v, str) else v.encode(), 1,
+                        signed=False)[0] for v in many]
+    np.testing.assert_array_equal(hash_bytes_sequence(many, 1), np.array(want, dtype=np.uint64))
+
+
+def test_hash_bytes_sequence_rejects_bad_items():
+    from skpaper._ext._hashing import hash_bytes_sequence
+
+    with pytest.raises(UnicodeEncodeError):
+        hash_bytes_sequence(["ok", "\ud800"], 0)
+    with pytest.raises(TypeError, match="bytes or str"):
+        hash_bytes_sequence(["ok", 3], 0)
+
+
+def test_hash_text_array_matches_the_list_path():
+    from skpaper._ext._hashing import hash_bytes_sequence, hash_text_array
+
+    expected = hash_bytes_sequence(_TEXT, 5)
+    np.testing.assert_array_equal(hash_text_array(np.array(_TEXT), 5), expected)
+    swapped = np.array(_TEXT).astype(np.dtype("U40").newbyteorder(">"))
+    np.testing.assert_array_equal(hash_text_array(swapped, 5), expected)
+    raw = [t.encode() for t in _TEXT]
+    np.testing.assert_array_equal(hash_text_array(np.array(raw), 5), expected)
+    # numpy strips trailing NULs from fixed-width items, and so does the hash.
+    np.testing.assert_array_equal(hash_text_array(np.array([b"ab\0", b"ab"]), 5),
+                                  hash_bytes_sequence([b"ab", b"ab"], 5))
+    strided = np.array(_TEXT)[::2]
+    np.testing.assert_array_equal(hash_text_array(strided, 5), expected[::2])
+    assert hash_text_array(np.array([], dtype="U3"), 5).size == 0
+    with pytest.raises(TypeError, match="U or S"):
+        hash_text_array(np.arange(3), 5)
+    with pytest.raises(UnicodeEncodeError):
+        hash_text_array(np.array(["\ud800"]), 5)
+
+
+def test_sketch_string_inputs_agree_across_containers():
+    from skpaper.sketch import BottomKSketch
+
+    words = [f"w{i % 700}\u00e9" for i in range(3000)]
+    ref = BottomKSketch(k=64, seed=2).update(words)
+    assert ref.estimate() == pytest.approx(700, rel=0.3)
+    for container in (tuple(words), np.array(words), np.array(words, dtype=object),
+                      [w.encode() for w in words], np.array([w.encode() for w in words])):
+        assert BottomKSketch(k=64, seed=2).update(container) == ref
+    string_dtype = getattr(np.dtypes, "StringDType", None)
+    if string_dtype is not None:
+        assert BottomKSketch(k=64, seed=2).update(np.array(words, dtype=string_dtype())) == ref
