@@ -7,7 +7,7 @@ from sklearn.utils import check_random_state
 
 from ..utils._sklearn import Interval, StrOptions, validate_params
 
-__all__ = ["make_discretized_chain", "make_discretized_gaussian_dag"]
+__all__ = ["make_discrete_network", "make_discretized_chain", "make_discretized_gaussian_dag"]
 
 
 def _random_thresholds(rng, n_levels, threshold_range):
@@ -230,3 +230,85 @@ def make_discretized_gaussian_dag(
         X = X.astype(np.int64)
     dag = (weights != 0).astype(int)
     return (X, dag, z) if return_latent else (X, dag)
+
+
+@validate_params(
+    {
+        "n_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_nodes": [Interval(numbers.Integral, 2, None, closed="left")],
+        "edge_prob": [Interval(numbers.Real, 0, 1, closed="both")],
+        "n_levels": [Interval(numbers.Integral, 2, None, closed="left")],
+        "noise": [Interval(numbers.Real, 0, 1, closed="both")],
+        "max_parents": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_discrete_network(
+    n_samples=1000,
+    n_nodes=6,
+    edge_prob=0.4,
+    n_levels=4,
+    *,
+    noise=0.05,
+    max_parents=3,
+    random_state=None,
+):
+    """Random discrete Bayesian network with near-deterministic conditional tables.
+
+    A random DAG (each ordered pair of a random topological order is an edge
+    with probability ``edge_prob``, at most ``max_parents`` parents per node);
+    roots are uniform over ``n_levels`` codes, and each other node takes a
+    level drawn at random for each configuration of its parents, replaced by
+    a uniform level with probability ``noise``. Such networks (many classic
+    benchmark networks look like this) lie outside the latent Gaussian model
+    of :class:`~skpaper.independence.DiscretizedCITest`: relations are
+    non-monotone and nearly deterministic, which is what its model checks
+    detect.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+    n_nodes : int, default=6
+    edge_prob : float, default=0.4
+    n_levels : int, default=4
+    noise : float, default=0.05
+        Probability that a node ignores its parents (0 gives deterministic
+        relations).
+    max_parents : int, default=3
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_nodes) of int64
+        Codes ``0..n_levels-1``.
+    dag : ndarray of shape (n_nodes, n_nodes) of int
+        ``dag[i, j] == 1`` iff ``i -> j``.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_discrete_network
+    >>> X, dag = make_discrete_network(200, 5, random_state=0)
+    >>> X.shape, dag.shape
+    ((200, 5), (5, 5))
+    """
+    rng = check_random_state(random_state)
+    order = rng.permutation(n_nodes)
+    dag = np.zeros((n_nodes, n_nodes), dtype=int)
+    for b in range(1, n_nodes):
+        for a in range(b):
+            if rng.uniform() < edge_prob and dag[:, order[b]].sum() < max_parents:
+                dag[order[a], order[b]] = 1
+    X = np.zeros((n_samples, n_nodes), dtype=np.int64)
+    for node in order:
+        parents = np.flatnonzero(dag[:, node])
+        if parents.size == 0:
+            X[:, node] = rng.randint(n_levels, size=n_samples)
+            continue
+        table = rng.randint(n_levels, size=n_levels ** parents.size)
+        config = np.ravel_multi_index(X[:, parents].T, (n_levels,) * parents.size)
+        values = table[config]
+        flip = rng.uniform(size=n_samples) < noise
+        values[flip] = rng.randint(n_levels, size=int(flip.sum()))
+        X[:, node] = values
+    return X, dag

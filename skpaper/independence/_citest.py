@@ -1,11 +1,13 @@
 """Conditional independence tests for discretized (and mixed) data."""
 
 import numbers
+import warnings
 from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import ndtr
+from scipy.special import ndtr, ndtri
+from scipy.stats import chi2
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
@@ -23,8 +25,12 @@ from ._latent import (
 #: many distinct values is treated as discretized.
 AUTO_MAX_LEVELS = 20
 
-#: Eigenvalue floor applied to a latent correlation matrix that is not positive definite.
+#: Smallest eigenvalue a latent correlation matrix may have before it counts as not
+#: positive definite (the latent Gaussian model does not fit).
 _EIG_FLOOR = 1e-6
+
+#: Continuous columns are cut at these quantiles for the chi-square fallback test.
+_FALLBACK_QUANTILES = (0.25, 0.5, 0.75)
 
 
 class CITestResult(NamedTuple):
@@ -80,6 +86,14 @@ class DiscretizedCITest(BaseEstimator):
         wrappers) tests the correlation of the raw columns, which is valid
         because independence survives coordinate-wise discretization;
         ``"wald"`` uses the Wald statistic on the latent correlation itself.
+    fallback : {"chi2", "raise"}, default="chi2"
+        What a Wald test does when the latent Gaussian model does not fit the
+        tested variables (see Notes, "Model checks"): ``"chi2"`` warns and
+        uses the chi-square test of conditional independence of the observed
+        codes instead; ``"raise"`` refuses with a ValueError.
+    max_abs_corr : float, default=0.99
+        A pairwise latent correlation estimate with a larger magnitude counts
+        as a model misfit (the delta method breaks down at the boundary).
 
     Attributes
     ----------
@@ -100,6 +114,9 @@ class DiscretizedCITest(BaseEstimator):
         columns for ``method="fisherz"``). Pairs are otherwise estimated
         lazily, when a test first needs them; reading this attribute
         estimates all of them.
+    fallbacks_ : dict
+        ``{(i, j, cond): reason}`` for every test, run so far, that fell back
+        to the chi-square test (``i < j``, ``cond`` a sorted tuple).
 
     See Also
     --------
@@ -128,6 +145,26 @@ class DiscretizedCITest(BaseEstimator):
     computed analytically. For ``method="binarize"`` the same equations on the
     2 x 2 table are exactly identified and reduce to the DCT bridge equation
     ``P(X_a = 1, X_b = 1) = P(Z_a > h_a, Z_b > h_b; sigma)`` [2]_.
+
+    Model checks (ours, not in [1]_). The Wald test is only valid when the
+    latent Gaussian model fits. Data from discrete networks with
+    near-deterministic relations break it: the pairwise estimates go to
+    ``+-1``, the matrix they form is not positive definite, and clipping its
+    eigenvalues returns large p-values for strongly dependent pairs, so PC
+    silently drops true edges. Before a Wald test the tested set is checked
+    for (i) a pairwise estimate with ``|sigma| > max_abs_corr``, (ii) a pair of
+    discretized columns whose table has no more non-empty cells than the
+    pairwise model has parameters (``K_a + K_b - 1``), and (iii) a correlation matrix
+    of the tested set that is not positive definite. On any of these the
+    test warns (a ``UserWarning`` naming the columns and the reason) and,
+    with ``fallback="chi2"``, returns the Pearson chi-square test of
+    ``X_i indep X_j | X_cond`` on the observed codes, stratified by the
+    configurations of ``cond`` with ``sum_s (r_s - 1)(c_s - 1)`` degrees of
+    freedom over the non-empty rows and columns of each stratum (continuous
+    columns cut at their quartiles). That test is valid for the observed
+    variables, which is the right null for data that are discrete in
+    nature; it is not a test of the latent null. Every fallback is recorded
+    in ``fallbacks_`` (and in :attr:`PC.fallback_tests_`).
 
     Continuous columns (an extension, not in [1]_): they are rank-Gaussianised;
     continuous pairs use the normal-scores Pearson correlation (influence
@@ -174,6 +211,8 @@ class DiscretizedCITest(BaseEstimator):
         "min_cell_prob": [Interval(numbers.Real, 0, 1, closed="left")],
         "discrete_columns": [StrOptions({"auto", "all", "none"}), "array-like"],
         "unconditional_test": [StrOptions({"fisherz", "wald"})],
+        "fallback": [StrOptions({"chi2", "raise"})],
+        "max_abs_corr": [Interval(numbers.Real, 0, 1, closed="right")],
     }
 
     def __init__(
@@ -184,12 +223,16 @@ class DiscretizedCITest(BaseEstimator):
         min_cell_prob=0.01,
         discrete_columns="auto",
         unconditional_test="fisherz",
+        fallback="chi2",
+        max_abs_corr=0.99,
     ):
         self.method = method
         self.weighting = weighting
         self.min_cell_prob = min_cell_prob
         self.discrete_columns = discrete_columns
         self.unconditional_test = unconditional_test
+        self.fallback = fallback
+        self.max_abs_corr = max_abs_corr
 
     # ------------------------------------------------------------------ fit
     def _resolve_discrete(self, X):
@@ -272,10 +315,17 @@ class DiscretizedCITest(BaseEstimator):
         self.thresholds_ = thresholds
         self._codes = codes
         self._scores = scores
+        top = np.abs(X).max(axis=0)
+        if top.max(initial=0.0) > 1e150:
+            # Correlations do not depend on scale: shrink huge columns so that their
+            # products stay finite.
+            X = X / np.where(top > 0, top, 1.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             self._raw_corr = np.corrcoef(X, rowvar=False).reshape(p, p)
         self._pairs = {}
         self._results = {}
+        self._pair_misfit = {}
+        self.fallbacks_ = {}
         return self
 
     # ----------------------------------------------------------- pairwise
@@ -369,17 +419,84 @@ class DiscretizedCITest(BaseEstimator):
         r = float(np.clip(r, -1.0 + 1e-12, 1.0 - 1e-12))
         return float(np.sqrt(dof) * np.arctanh(r))
 
-    def _nodewise_wald(self, a, b, cond):
-        nodes = [a, b, *cond]
+    def _latent_submatrix(self, nodes):
         m = len(nodes)
         sigma = np.eye(m)
         for s, t in combinations(range(m), 2):
             sigma[s, t] = sigma[t, s] = self._sigma(nodes[s], nodes[t])
-        eig, vec = np.linalg.eigh(sigma)
-        if eig[0] < _EIG_FLOOR:
-            sigma = (vec * np.maximum(eig, _EIG_FLOOR)) @ vec.T
-            d = np.sqrt(np.diag(sigma))
-            sigma = sigma / np.outer(d, d)
+        return sigma
+
+    def _pair_check(self, u, v):
+        """Why the latent model does not fit the pair ``u < v`` (None when it does)."""
+        key = (u, v)
+        if key in self._pair_misfit:
+            return self._pair_misfit[key]
+        reasons = []
+        sigma = self._sigma(u, v)
+        if abs(sigma) > self.max_abs_corr:
+            reasons.append(f"|sigma({u}, {v})| = {abs(sigma):.4f} > {self.max_abs_corr}")
+        cu, cv = self._codes[u], self._codes[v]
+        if cu is not None and cv is not None:
+            k_u, k_v = self.n_levels_[u], self.n_levels_[v]
+            # Even with every non-empty cell as a moment, the cells do not over-identify
+            # (sigma, h_u, h_v): the table sits on a few cells, as for a deterministic map.
+            n_cells = int(np.count_nonzero(np.bincount(cu * k_v + cv, minlength=k_u * k_v)))
+            n_params = k_u + k_v - 1
+            if n_cells <= n_params:
+                reasons.append(f"only {n_cells} informative (non-empty) cells for {n_params} "
+                               f"parameters in the table of columns {u} and {v}")
+        out = "; ".join(reasons) or None
+        self._pair_misfit[key] = out
+        return out
+
+    def _model_misfit(self, a, b, cond):
+        """Reasons the latent Gaussian model does not fit the test, or an empty list."""
+        nodes = [a, b, *cond]
+        reasons = [r for s, t in combinations(sorted(nodes), 2)
+                   if (r := self._pair_check(s, t)) is not None]
+        smallest = float(np.linalg.eigvalsh(self._latent_submatrix(nodes))[0])
+        if smallest < _EIG_FLOOR:
+            reasons.append(f"the latent correlation estimate of columns {nodes} is not "
+                           f"positive definite (smallest eigenvalue {smallest:.3g})")
+        return reasons
+
+    def _fallback_codes(self, j):
+        if self._codes[j] is not None:
+            return self._codes[j]
+        z = self._scores[j]
+        return np.searchsorted(np.quantile(z, _FALLBACK_QUANTILES), z, side="right")
+
+    def _chi2_test(self, a, b, cond):
+        """Pearson chi-square test of ``X_a indep X_b | X_cond`` on the observed codes."""
+        ca, cb = self._fallback_codes(a), self._fallback_codes(b)
+        k_a, k_b = int(ca.max()) + 1, int(cb.max()) + 1
+        if cond:
+            cs = [self._fallback_codes(c) for c in cond]
+            _, stratum = np.unique(np.column_stack(cs), axis=0, return_inverse=True)
+            stratum = stratum.reshape(-1)
+        else:
+            stratum = np.zeros(len(ca), dtype=np.intp)
+        n_strata = int(stratum.max()) + 1
+        table = np.bincount((stratum * k_a + ca) * k_b + cb,
+                            minlength=n_strata * k_a * k_b).reshape(n_strata, k_a, k_b)
+        table = table.astype(float)
+        rows, cols = table.sum(axis=2), table.sum(axis=1)
+        total = table.sum(axis=(1, 2))
+        expected = rows[:, :, None] * cols[:, None, :] / np.maximum(total, 1)[:, None, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            terms = np.where(expected > 0, (table - expected) ** 2 / expected, 0.0)
+        stat = float(terms.sum())
+        dof = int(np.sum(np.maximum((rows > 0).sum(axis=1) - 1, 0)
+                         * np.maximum((cols > 0).sum(axis=1) - 1, 0)))
+        pvalue = 1.0 if dof == 0 else float(chi2.sf(stat, dof))
+        # The normal deviate with the same two-sided p-value, signed by the dependence.
+        sign = 1.0 if self._raw_corr[a, b] >= 0 or not np.isfinite(self._raw_corr[a, b]) else -1.0
+        z = float(-ndtri(pvalue / 2.0)) if pvalue > 0 else np.inf
+        return CITestResult(sign * z, pvalue)
+
+    def _nodewise_wald(self, a, b, cond):
+        nodes = [a, b, *cond]
+        sigma = self._latent_submatrix(nodes)
         theta = np.linalg.inv(sigma[1:, 1:])
         beta = theta @ sigma[1:, 0]
         beta0 = beta.copy()
@@ -410,7 +527,14 @@ class DiscretizedCITest(BaseEstimator):
         Returns
         -------
         result : CITestResult
-            ``(statistic, pvalue)``.
+            ``(statistic, pvalue)``. After a fallback to the chi-square test (see
+            Notes), ``statistic`` is the signed normal deviate with the same
+            p-value.
+
+        Raises
+        ------
+        ValueError
+            With ``fallback="raise"``, when the latent model does not fit.
         """
         check_is_fitted(self, "n_samples_fit_")
         a, b, cond = self._check_indices(i, j, cond)
@@ -420,10 +544,30 @@ class DiscretizedCITest(BaseEstimator):
             return hit
         if self.method == "fisherz" or (not cond and self.unconditional_test == "fisherz"):
             stat = self._fisherz(a, b, cond)
+            result = CITestResult(stat, _two_sided(stat))
         else:
-            stat = self._nodewise_wald(a, b, cond)
-        result = CITestResult(stat, _two_sided(stat))
+            reasons = self._model_misfit(a, b, cond)
+            if reasons:
+                result = self._fall_back(a, b, cond, "; ".join(reasons))
+            else:
+                stat = self._nodewise_wald(a, b, cond)
+                result = CITestResult(stat, _two_sided(stat))
         self._results[key] = result
+        return result
+
+    def _fall_back(self, a, b, cond, reason):
+        where = f"columns {a} and {b}" + (f" given {list(cond)}" if cond else "")
+        if self.fallback == "raise":
+            raise ValueError(f"the latent Gaussian model does not fit the test of {where}: "
+                             f"{reason}. Use fallback='chi2' to test the observed codes "
+                             "instead.")
+        result = self._chi2_test(a, b, cond)
+        self.fallbacks_[(a, b, cond)] = reason
+        if getattr(self, "_warn_on_fallback", True):
+            warnings.warn(f"DiscretizedCITest: the latent Gaussian model does not fit the test "
+                          f"of {where} ({reason}); used the chi-square test on the observed "
+                          f"codes instead (p = {result.pvalue:.3g}).", UserWarning,
+                          stacklevel=4)
         return result
 
     def pvalue(self, i, j, cond=()):

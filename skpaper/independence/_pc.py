@@ -1,6 +1,7 @@
 """PC structure learning (order-independent skeleton, Meek orientation) and graph metrics."""
 
 import numbers
+import warnings
 from itertools import combinations
 
 import numpy as np
@@ -151,6 +152,13 @@ class PC(BaseEstimator):
         ``{(i, j): cond}`` with ``i < j`` for every removed edge.
     n_tests_ : int
         Number of conditional independence tests run.
+    fallback_tests_ : list of dict
+        The tests that fell back from the latent Wald test to the chi-square
+        test on the codes because the latent Gaussian model did not fit
+        (``{"i", "j", "cond", "reason"}`` each; see
+        :class:`DiscretizedCITest`); empty when none did or when the test
+        does not record fallbacks. A non-empty list also raises one
+        ``UserWarning`` at the end of :meth:`fit`.
     n_features_in_ : int
         Number of columns seen in :meth:`fit`.
 
@@ -213,6 +221,9 @@ class PC(BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=4)
         test = DiscretizedCITest() if self.ci_test is None else clone(self.ci_test)
         test.fit(X)
+        if isinstance(test, DiscretizedCITest):
+            # One summary warning below instead of one per test.
+            test._warn_on_fallback = False
         adj, sepsets, n_tests = _skeleton(
             test, X.shape[1], self.alpha, self.max_cond_size, self.n_jobs
         )
@@ -221,6 +232,18 @@ class PC(BaseEstimator):
         self.sepsets_ = sepsets
         self.cpdag_ = _orient(adj, sepsets)
         self.n_tests_ = n_tests
+        self.fallback_tests_ = [
+            {"i": i, "j": j, "cond": cond, "reason": reason}
+            for (i, j, cond), reason in sorted(getattr(test, "fallbacks_", {}).items())
+        ]
+        if self.fallback_tests_:
+            pairs = sorted({(t["i"], t["j"]) for t in self.fallback_tests_})
+            shown = ", ".join(map(str, pairs[:8])) + (" ..." if len(pairs) > 8 else "")
+            warnings.warn(
+                f"PC: {len(self.fallback_tests_)} of {n_tests} conditional independence tests "
+                f"fell back to the chi-square test on the codes because the latent Gaussian "
+                f"model did not fit, for the column pairs {shown}; see fallback_tests_.",
+                UserWarning, stacklevel=2)
         return self
 
     def __sklearn_tags__(self):
