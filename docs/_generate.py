@@ -408,8 +408,8 @@ def _paper_page(paper, claims, results, results_dir, api, docs_dir):
             lines += ["**Kind:** reported: the claim records figures and asserts nothing, "
                       "so it never counts as reproduced.", ""]
         elif control:
-            lines += [f"**Negative control:** {_text_block(control)} (the same check with "
-                      "the paper's mechanism removed; it must fail for a pass to count).", ""]
+            lines += [f"**Negative control:** {_text_block(control)}. It must fail the "
+                      "check for a pass of the claim to count.", ""]
         else:
             lines += ["**Negative control:** none registered, so a pass is reported, "
                       "not asserted.", ""]

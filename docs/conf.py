@@ -56,9 +56,8 @@ numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 numpydoc_xref_param_type = False
 
-# MathJax is loaded from the theme's bundled copy when offline; the formulas still
-# render as TeX source if it cannot load.
-mathjax3_config = {"tex": {"inlineMath": [["\\(", "\\)"]]}}
+# Formulas are typeset by MathJax, which the browser loads from its CDN; a page
+# viewed offline shows them as TeX source.
 
 # sphinx-gallery
 _execute = os.environ.get("SKPAPER_DOCS_GALLERY", "0") == "1"
