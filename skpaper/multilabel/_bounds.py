@@ -4,12 +4,14 @@ import numbers
 
 import numpy as np
 from scipy import sparse
+from scipy.optimize import minimize
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn import HasMethods, Interval, StrOptions, validate_params
 from ._losses import BASE_LOSSES, get_base_loss
-from ._objectives import OBJECTIVES, surrogate_losses
+from ._objectives import OBJECTIVES, surrogate_losses, surrogate_value_and_grad
 from ._validation import check_indicator
 
 __all__ = ["auc_surrogate_risks", "generalization_bounds"]
@@ -66,6 +68,30 @@ def auc_surrogate_risks(scores, T, base, max_pairs=_MAX_AUC_PAIRS):
             b = rng.choice(s[~positive], size=max_pairs)
             risks[j] = float(base.value(a - b).mean())
     return risks
+
+
+def _constant_risk(T, base, objective):
+    """Training surrogate risk of the best constant score vector ``f(x) = b``.
+
+    The reference a bound must beat to say anything: ``b = 0`` gives
+    ``l(0)`` for every objective, and the minimum over ``b`` in ``R^c``
+    (L-BFGS from 0; for the subset max, on its log-sum-exp smoothing at
+    temperature 1e-3) can only be lower, e.g. with imbalanced labels.
+    """
+    n, c = T.shape
+    at_zero = float(surrogate_losses(np.zeros((n, c)), T, base, objective).mean())
+    temperature = 1e-3 if objective == "subset" else None
+
+    def fun(b):
+        F = np.broadcast_to(b, (n, c))
+        value, grad = surrogate_value_and_grad(np.array(F), T, base, objective, temperature)
+        return value, grad.sum(axis=0)
+
+    b = minimize(fun, np.zeros(c), jac=True, method="L-BFGS-B",
+                 options={"maxiter": 200}).x
+    best = float(surrogate_losses(np.array(np.broadcast_to(b, (n, c))), T, base,
+                                  objective).mean())
+    return min(at_zero, best)
 
 
 def _augmented(X, coef, intercept, with_intercept):
@@ -133,12 +159,16 @@ def generalization_bounds(
 
     Parameters
     ----------
-    estimator : fitted estimator
+    estimator : fitted estimator or Pipeline
         A linear multi-label model with ``coef_`` of shape
         ``(n_labels, n_features)`` and optionally ``intercept_``, such as
-        :class:`SmoothMultiLabelClassifier`.
+        :class:`SmoothMultiLabelClassifier`, or a fitted
+        :class:`~sklearn.pipeline.Pipeline` whose last step is one. With a
+        pipeline, ``X`` and ``X_test`` are passed through the preceding steps'
+        ``transform`` first, so ``R`` and ``Lambda`` are those of the
+        features the linear model sees.
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        The training inputs.
+        The training inputs (before the pipeline's transformers, if any).
     Y : {array-like, sparse matrix} of shape (n_samples, n_labels)
         The training 0/1 label indicator (at least two labels).
     loss : {"logistic", "squared_hinge", "squared", "huberized_hinge", "hinge"}, \
@@ -177,7 +207,11 @@ def generalization_bounds(
         (which surrogate is bounded), ``empirical_risk``, ``complexity_term``,
         ``confidence_term``, ``value`` (the bound on the expected surrogate
         risk), ``excess`` (``value - empirical_risk``), ``test_risk`` and
-        ``observed_gap`` (``nan`` without test data), and the inputs ``n``,
+        ``observed_gap`` (``nan`` without test data), ``trivial_risk`` (the
+        training surrogate risk of the best constant predictor ``f(x) = b``,
+        ``l(0)`` for the Macro-AUC rows), ``vacuous`` (``value >=
+        trivial_risk``: the bound guarantees nothing a constant predictor
+        does not; False where the bound is ``nan``), and the inputs ``n``,
         ``c``, ``Lambda``, ``R``, ``rho``, ``gamma``, ``M``, ``delta``,
         ``constraint``, ``constants``.
 
@@ -252,6 +286,13 @@ def generalization_bounds(
     True
     """
     check_is_fitted(estimator)
+    if isinstance(estimator, Pipeline):
+        if len(estimator.steps) > 1:
+            X = estimator[:-1].transform(X)
+            if X_test is not None:
+                X_test = estimator[:-1].transform(X_test)
+        estimator = estimator[-1]
+        check_is_fitted(estimator)
     coef = getattr(estimator, "coef_", None)
     if coef is None or np.ndim(coef) != 2:
         raise ValueError(
@@ -354,6 +395,12 @@ def generalization_bounds(
             [test_auc_risk if b.startswith("B5") else test_risk for b in BOUND_NAMES]
         )
     table["observed_gap"] = table["test_risk"] - table["empirical_risk"]
+    trivial = _constant_risk(T, base, objective)
+    table["trivial_risk"] = np.array(
+        [float(base.value(np.zeros(1))[0]) if b.startswith("B5") else trivial
+         for b in BOUND_NAMES])
+    with np.errstate(invalid="ignore"):
+        table["vacuous"] = table["value"] >= table["trivial_risk"]
     for key, value in (
         ("n", n), ("c", c), ("Lambda", Lambda), ("R", R), ("delta", float(delta)),
         ("tau", auc_meta["tau"]), ("n_auc_skipped", auc_meta["n_skipped"]),

@@ -85,6 +85,11 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         Number of solver iterations run.
     objective_value_ : float
         Final value of the regularised objective.
+    threshold_ : float
+        Score above which :meth:`predict` marks a label relevant: 0 for the
+        Hamming and subset objectives; for ``objective="ranking"`` with an
+        indicator target, the threshold that minimises the Hamming loss of
+        the training predictions (see Notes).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -114,10 +119,18 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
     for the maximum; the solver follows a subgradient there.
 
     A 1-D ``y`` (binary or multiclass) is one-hot encoded and treated as a
-    multi-label problem whose prediction is the top-scoring class. With
-    ``objective="ranking"`` only score differences are learnt, so thresholding
-    the scores at zero for :meth:`predict` is a convention; rank with
-    :meth:`decision_function` instead.
+    multi-label problem whose prediction is the top-scoring class.
+
+    *Decision rule of the ranking objective.* The ranking loss only sees
+    score differences within a sample, so the level of the scores, and a
+    threshold at 0, carry no meaning. For an indicator target, ``fit`` then
+    learns one threshold ``threshold_`` on the training scores: the value
+    ``t`` minimising the training Hamming loss of ``[f_j(x) > t]`` (exact,
+    over the midpoints of the sorted training scores).
+    :meth:`decision_function` returns ``f(x) - threshold_``, a shift common
+    to every label that leaves the ranking loss, the ranking metrics and
+    the fitted surrogate unchanged, so that :meth:`predict` is, for every
+    objective, ``decision_function(X) > 0``.
 
     References
     ----------
@@ -230,6 +243,10 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         self.intercept_ = w[n_features * n_labels :].copy()
         self.n_iter_ = int(n_iter)
         self.objective_value_ = float(value)
+        self.threshold_ = 0.0
+        if self.objective == "ranking" and self._target_kind == "multilabel":
+            self.threshold_ = _hamming_threshold(
+                np.asarray(X @ self.coef_.T) + self.intercept_, T)
         return self
 
     def _encode_targets(self, Y):
@@ -334,10 +351,11 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         Returns
         -------
         scores : ndarray of shape (n_samples, n_labels) or (n_samples,)
-            One score per label; a single column of scores for a binary 1-D
-            target, as in scikit-learn's binary classifiers.
+            One score per label, ``W^T x + b - threshold_`` (``threshold_``
+            is 0 except for the ranking objective); a single column of scores
+            for a binary 1-D target, as in scikit-learn's binary classifiers.
         """
-        F = self._scores(X)
+        F = self._scores(X) - self.threshold_
         if self._target_kind == "binary":
             return F[:, 0]
         if self._target_kind == "binary_pairwise":
@@ -355,8 +373,9 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         Returns
         -------
         Y_pred : ndarray of shape (n_samples, n_labels) or (n_samples,)
-            ``1`` where the label score is positive, for an indicator target;
-            the top-scoring class for a 1-D target.
+            ``1`` where :meth:`decision_function` is positive (the label
+            score exceeds ``threshold_``), for an indicator target; the
+            top-scoring class for a 1-D target.
         """
         scores = self.decision_function(X)
         if self._target_kind == "multilabel":
@@ -399,3 +418,30 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         tags.input_tags.sparse = True
         tags.classifier_tags.multi_label = True
         return tags
+
+
+def _hamming_threshold(scores, T):
+    """The threshold ``t`` minimising the Hamming loss of ``scores > t`` against ``T``.
+
+    Errors at a threshold between sorted scores ``s_(k)`` and ``s_(k+1)``:
+    the positives among the ``k`` lowest plus the negatives above them.
+    Ties are kept on one side; the midpoint of the best gap is returned.
+    """
+    s = scores.ravel()
+    y = T.ravel().astype(bool)
+    order = np.argsort(s, kind="stable")
+    s, y = s[order], y[order]
+    # k = 0..N entries at or below the threshold
+    pos_below = np.concatenate([[0], np.cumsum(y)])
+    neg_above = (~y).sum() - np.concatenate([[0], np.cumsum(~y)])
+    errors = pos_below + neg_above
+    # a cut inside a run of tied scores is not realisable
+    valid = np.ones(s.size + 1, dtype=bool)
+    valid[1:-1] = s[1:] > s[:-1]
+    k = int(np.flatnonzero(valid)[np.argmin(errors[valid])])
+    if k == 0:
+        return float(s[0] - 1.0)
+    if k == s.size:
+        return float(s[-1])
+    return float(0.5 * (s[k - 1] + s[k]))
+

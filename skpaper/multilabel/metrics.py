@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 from scipy.stats import rankdata
+from sklearn.metrics import label_ranking_loss
 from sklearn.utils import check_array
 
 from ..utils._sklearn import Interval, validate_params
@@ -123,7 +124,9 @@ def ranking_loss(Y_true, Y_score):
     A pair counts as wrong when the relevant label's score is not strictly
     higher (ties count as errors, as in
     :func:`sklearn.metrics.label_ranking_loss`). Samples whose labels are all
-    relevant or all irrelevant contribute 0.
+    relevant or all irrelevant contribute 0. The value is computed by
+    :func:`sklearn.metrics.label_ranking_loss` after the inputs are validated
+    (a 0/1 indicator with at least two labels, scores of the same shape).
 
     Parameters
     ----------
@@ -144,21 +147,9 @@ def ranking_loss(Y_true, Y_score):
     0.25
     """
     T, S = _check_scored(Y_true, Y_score)
-    n, c = T.shape
-    losses = np.zeros(n)
-    # chunks keep the (rows, c, c) comparison tensor near 4 million entries
-    step = max(1, (1 << 22) // (c * c))
-    for start in range(0, n, step):
-        t = T[start : start + step].astype(bool)
-        s = S[start : start + step]
-        wrong = (s[:, :, None] <= s[:, None, :]) & t[:, :, None] & ~t[:, None, :]
-        n_pos = t.sum(axis=1)
-        n_pairs = n_pos * (c - n_pos)
-        counts = wrong.sum(axis=(1, 2))
-        losses[start : start + step] = np.divide(
-            counts, n_pairs, out=np.zeros(len(t)), where=n_pairs > 0
-        )
-    return float(losses.mean())
+    # Same definition (ties are errors, all-relevant or all-irrelevant rows
+    # count 0), computed from per-row rankings instead of a c x c comparison.
+    return float(label_ranking_loss(T, S))
 
 
 @validate_params(

@@ -157,3 +157,59 @@ def test_bad_input_raises(fitted):
         generalization_bounds(clf, X, Y, constants="exact")
     with pytest.raises(ValueError, match="2-D coef_"):
         generalization_bounds(_model_with_weights(np.ones(3)), X, Y)
+
+
+def test_a_fitted_pipeline_is_read_through_its_transformers(fitted):
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    _, X, Y, X_test, Y_test = fitted
+    pipe = make_pipeline(StandardScaler(), SmoothMultiLabelClassifier(
+        alpha=1e-2, random_state=0)).fit(X, Y)
+    scaler, clf = pipe[0], pipe[-1]
+    through = generalization_bounds(pipe, X, Y, X_test=X_test, Y_test=Y_test)
+    direct = generalization_bounds(clf, scaler.transform(X), Y, X_test=scaler.transform(X_test),
+                                   Y_test=Y_test)
+    for key in ("value", "observed_gap", "R", "Lambda", "trivial_risk"):
+        np.testing.assert_allclose(through[key], direct[key])
+    with pytest.raises(NotFittedError):
+        generalization_bounds(make_pipeline(StandardScaler(), SmoothMultiLabelClassifier()), X, Y)
+
+
+@pytest.mark.parametrize("objective", ["hamming", "subset", "ranking"])
+def test_vacuous_marks_bounds_at_or_above_the_best_constant_predictor(objective, fitted):
+    from skpaper.multilabel._losses import get_base_loss
+
+    _, X, Y, _, _ = fitted
+    clf = SmoothMultiLabelClassifier(alpha=1e-2, objective=objective, random_state=0).fit(X, Y)
+    table = generalization_bounds(clf, X, Y)
+    at_zero = float(get_base_loss("logistic").value(np.zeros(1))[0])  # log 2
+    trivial = table["trivial_risk"]
+    assert np.all(trivial <= at_zero + 1e-12)
+    assert np.all(table["vacuous"] == (table["value"] >= trivial))
+    # n = 200: the Lipschitz bound B1 is above log 2 here
+    assert table["vacuous"][_row(table, "B1")]
+
+
+def test_the_smooth_bound_becomes_informative_as_n_grows(fitted):
+    clf, X, Y, _, _ = fitted
+    rows = []
+    for copies in (1, 400):
+        table = generalization_bounds(clf, np.tile(X, (copies, 1)), np.tile(Y, (copies, 1)))
+        rows.append(table["vacuous"][_row(table, "B3")])
+    assert rows == [True, False]
+
+
+def test_best_constant_predictor_learns_label_frequencies():
+    from skpaper.multilabel._bounds import _constant_risk
+    from skpaper.multilabel._losses import get_base_loss
+
+    rng = np.random.default_rng(0)
+    rates = np.array([0.1, 0.5, 0.9])
+    T = (rng.random((4000, 3)) < rates).astype(np.uint8)
+    base = get_base_loss("logistic")
+    p = T.mean(axis=0)
+    entropy = -(p * np.log(p) + (1 - p) * np.log(1 - p))
+    # Hamming: the constant logit log(p / (1 - p)) per label gives the mean binary entropy
+    assert _constant_risk(T, base, "hamming") == pytest.approx(entropy.mean(), rel=1e-4)
+    assert _constant_risk(T, base, "ranking") < np.log(2)

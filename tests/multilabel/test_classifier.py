@@ -5,6 +5,9 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -191,3 +194,38 @@ def test_too_few_iterations_warn():
     X, Y = make_linear_multilabel(n_samples=100, n_features=5, n_labels=3, random_state=0)
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
         SmoothMultiLabelClassifier(max_iter=2, tol=0.0).fit(X, Y)
+
+
+@st.composite
+def _scores_and_labels(draw):
+    n, c = draw(st.integers(1, 15)), draw(st.integers(1, 5))
+    scores = draw(arrays(np.float64, (n, c), elements=st.sampled_from([-1.0, -0.5, 0.0, 0.3, 2.0])))
+    T = draw(arrays(np.uint8, (n, c), elements=st.integers(0, 1)))
+    return scores, T
+
+
+@given(_scores_and_labels())
+def test_ranking_threshold_minimises_the_training_hamming_loss(data):
+    from skpaper.multilabel._classifier import _hamming_threshold
+
+    scores, T = data
+    t = _hamming_threshold(scores, T)
+    errors = lambda thr: int(np.sum((scores > thr) != T.astype(bool)))  # noqa: E731
+    candidates = np.concatenate([[scores.min() - 1.0], np.unique(scores)])
+    assert errors(t) == min(errors(thr) for thr in candidates)
+
+
+def test_ranking_objective_predicts_with_a_threshold_learnt_on_training_scores():
+    # Imbalanced labels: the ranking loss leaves the level of the scores free.
+    X, Y = make_linear_multilabel(n_samples=900, n_features=8, n_labels=6,
+                                  positive_rate=0.15, noise=0.05, random_state=0)
+    clf = SmoothMultiLabelClassifier(objective="ranking", random_state=0).fit(X[:300], Y[:300])
+    scores = np.asarray(X @ clf.coef_.T) + clf.intercept_
+    np.testing.assert_array_equal(clf.predict(X), (scores > clf.threshold_).astype(int))
+    np.testing.assert_allclose(clf.decision_function(X), scores - clf.threshold_)
+    assert metrics.ranking_loss(Y, clf.decision_function(X)) == metrics.ranking_loss(Y, scores)
+    learnt = metrics.hamming_loss(Y[:300], clf.predict(X[:300]))
+    assert learnt <= metrics.hamming_loss(Y[:300], (scores[:300] > 0).astype(int))
+    for objective in ("hamming", "subset"):
+        other = SmoothMultiLabelClassifier(objective=objective, max_iter=50, random_state=0)
+        assert other.fit(X[:100], Y[:100]).threshold_ == 0.0

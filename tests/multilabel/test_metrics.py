@@ -134,3 +134,23 @@ def test_permuting_labels_leaves_label_averaged_metrics_unchanged(data):
         after, skipped_after = metrics.macro_auc(T[:, perm], S[:, perm], return_n_skipped=True)
     assert skipped == skipped_after
     assert after == pytest.approx(before, nan_ok=True)
+
+
+def _pairwise_ranking_loss(T, S):
+    """The documented definition, pair by pair: ties count as errors, degenerate rows as 0."""
+    losses = []
+    for t, s in zip(T.astype(bool), S):
+        pairs = [(p, q) for p in np.flatnonzero(t) for q in np.flatnonzero(~t)]
+        losses.append(np.mean([s[p] <= s[q] for p, q in pairs]) if pairs else 0.0)
+    return float(np.mean(losses))
+
+
+@given(_indicator_and_scores(), st.booleans())
+def test_ranking_loss_equals_the_pairwise_definition(data, rounded):
+    # ranking_loss delegates to sklearn.metrics.label_ranking_loss; this checks
+    # that the delegation keeps the definition documented here, ties included.
+    T, _, S, _ = data
+    S = np.round(S) if rounded else S
+    assert metrics.ranking_loss(T, S) == pytest.approx(_pairwise_ranking_loss(T, S))
+    assert metrics.ranking_loss(sparse.csr_matrix(T), S) == pytest.approx(
+        skm.label_ranking_loss(T, S))
