@@ -4,6 +4,11 @@ The paper trains on all of ShapeNet with DGCNN backbones; here the same
 procedures run on procedural shapes whose symmetry groups are known
 (:func:`skpaper.datasets.make_synthetic_shapes`) with a PointNet-lite backbone
 at the ``smoke`` and ``quick`` scales (CPU) and a small DGCNN at ``full``.
+Every claim trains its models on several paired seeds (each seed draws its own
+training shapes, test shapes and weights, the same for every arm) and
+asserts the paper's direction with one-sided t bounds over the seeds. The
+learned arms share one budget: the same training shapes, epochs, batch size,
+backbone and inference votes.
 """
 
 import functools
@@ -11,28 +16,45 @@ import functools
 import numpy as np
 
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, mean_interval, paired_difference, proportion_interval
 
 SLUG = "shape-orientation"
 
 register_paper(SLUG, "Symmetry-Robust 3D Orientation Estimation", module="skpaper.shape")
 
 # Per scale: shapes per family (train), points per cloud, epochs, backbone,
-# test shapes per family, conformal calibration/test shapes per family.
+# test shapes per family, conformal calibration/test shapes per family, seeds.
 _SCALES = {
     "smoke": dict(n_train=6, n_points=48, epochs=3, backbone="pointnet", batch_size=16,
-                  n_test=4, n_conformal=10, n_votes=3),
-    "quick": dict(n_train=40, n_points=128, epochs=100, backbone="pointnet", batch_size=16,
-                  n_test=20, n_conformal=60, n_votes=50),
+                  n_test=4, n_conformal=10, n_votes=3, n_seeds=2),
+    "quick": dict(n_train=30, n_points=128, epochs=60, backbone="pointnet", batch_size=16,
+                  n_test=15, n_conformal=30, n_votes=20, n_seeds=3),
     "full": dict(n_train=100, n_points=512, epochs=200, backbone="dgcnn", batch_size=32,
-                 n_test=50, n_conformal=200, n_votes=50),
+                 n_test=50, n_conformal=200, n_votes=50, n_seeds=5),
 }
 _THRESHOLD_DEG = 10.0
+# Ours, not the paper's: a column norm below 0.5 is "collapsed" (a rotation's columns
+# have norm 1), the up column keeping at least 0.5 separates the collapse of Prop. 3.1
+# from an untrained network whose outputs are all small.
 _COLLAPSE_NORM = 0.5
 _UP_NORM_MIN = 0.5
-_MARGIN = 0.15
 _ALPHA = 0.1
+# Ours: an informative conformal set holds at most half of the 24 flips on shapes
+# whose flip is identifiable (no rotational symmetry).
+_INFORMATIVE_SET_MAX = 12.0
+_SYMMETRIC_UP = ("table", "bench")
+_IDENTIFIABLE = ("chair", "mug")
 
+
+def _seeds(scale, seed):
+    return claim_seeds(seed, _SCALES[scale]["n_seeds"])
+
+
+def _arm(cfg, n_train):
+    return {"parameters": None, "train_epochs": cfg["epochs"], "train_shapes": n_train,
+            "batch_size": cfg["batch_size"], "backbone": cfg["backbone"],
+            "inference_votes": cfg["n_votes"]}
 
 
 def _with_octahedral(group):
@@ -53,7 +75,11 @@ def _rotated_test_set(n_per_family, n_points, seed):
             "canonical": X}
 
 
-@functools.lru_cache(maxsize=2)
+def _n_parameters(estimator):
+    return int(sum(p.numel() for p in estimator.module_.parameters()))
+
+
+@functools.lru_cache(maxsize=8)
 def _trained(scale, seed):
     """Train the naive regressor, the quotient orienter and the flipper once per (scale, seed).
 
@@ -74,52 +100,83 @@ def _trained(scale, seed):
     flipper = OctahedralFlipper(noise_deg=10.0, **common).fit(X)
     # Frozen stages: the pipelines reuse the trained models instead of refitting clones.
     two_stage = TwoStageOrienter(FrozenEstimator(quotient), FrozenEstimator(flipper)).fit(X)
+    naive_flipper = TwoStageOrienter(FrozenEstimator(naive), FrozenEstimator(flipper)).fit(X)
     pca = TwoStageOrienter(PCAOrienter(), FrozenEstimator(flipper)).fit(X)
     test = _rotated_test_set(cfg["n_test"], cfg["n_points"], seed)
     return {"naive": naive, "quotient": quotient, "flipper": flipper, "two_stage": two_stage,
-            "pca": pca, "test": test, "cfg": cfg, "n_train_shapes": len(X)}
+            "naive_flipper": naive_flipper, "pca": pca, "test": test, "cfg": cfg,
+            "n_train_shapes": len(X), "train_X": X}
 
 
 def _per_family(values, family):
     return {f: float(np.mean(values[family == f])) for f in sorted(set(family))}
 
 
-@register_claim(SLUG, "l2-collapse",
-                "Naive L2 regression of R collapses on shapes with a rotational symmetry about "
-                "up (the side and front columns of its raw output have norm < 0.5, Prop. 3.1), "
-                "while the quotient orienter's error modulo the octahedral group is below 10 "
-                "degrees on most shapes.")
-def _claim_l2_collapse(scale, seed, out_dir):
-    from ..shape import angle_modulo_group, axis_errors, special_procrustes
+def _collapse_figures(models):
+    """Raw-output column norms per family and the quotient orienter's error modulo O."""
+    from ..shape import angle_modulo_group
 
-    models = _trained(scale, seed)
     test = models["test"]
     fam = test["family"]
     raw = models["naive"].predict_raw(test["X"])
-    # Column norms of the raw output, in the shape's frame (R^T M), per family.
+    # Column norms of the raw output (R^T M has the same column norms as M).
     norms = np.linalg.norm(raw, axis=1)
-    column_norms = {f: np.mean(norms[fam == f], axis=0).round(3).tolist() for f in sorted(set(fam))}
-    symmetric_up = np.isin(fam, ["table", "bench"])
-    side_front = norms[symmetric_up][:, [0, 2]]
-    up_norm = norms[symmetric_up][:, 1]
-    naive_front_err = axis_errors(special_procrustes(raw), test["R"], "front")
     quotient_err = angle_modulo_group(models["quotient"].predict(test["X"]), test["R"],
                                       [_with_octahedral(g) for g in test["groups"]])
-    frac_below = float(np.mean(quotient_err < _THRESHOLD_DEG))
+    out = {"norms": norms, "family": fam, "quotient_err": quotient_err}
+    for name, fams in (("symmetric", _SYMMETRIC_UP), ("identifiable", _IDENTIFIABLE)):
+        mask = np.isin(fam, fams)
+        out[f"{name}_side_front"] = float(norms[mask][:, [0, 2]].mean())
+        out[f"{name}_up"] = float(norms[mask][:, 1].mean())
+    out["quotient_below"] = float(np.mean(quotient_err < _THRESHOLD_DEG))
+    return out
+
+
+@register_claim(
+    SLUG, "l2-collapse",
+    "Naive L2 regression of R collapses on shapes with a rotational symmetry about up (the "
+    "side and front columns of its raw output shrink, Prop. 3.1), while the quotient "
+    "orienter's error modulo the octahedral group is below 10 degrees on most shapes.",
+    paper_statement="Prop. 3.1: for a shape with symmetry group G_S the L2-optimal regressor "
+                    "outputs the mean of {R g : g in G_S}, which is not a rotation (a 180-degree "
+                    "symmetry about up sends the side and front columns to 0); regressing "
+                    "modulo the octahedral group O avoids this (Sec. 3-4).",
+    check="over paired seeds (one-sided 95% t bounds): on the C2/C4 families (table, bench) "
+          "the upper bound of the naive model's mean side/front column norm < 0.5 and the lower "
+          "bound of its up column norm >= 0.5 (thresholds ours), and the lower bound of the "
+          "quotient orienter's fraction of shapes within 10 degrees modulo O > 0.5",
+    control="symmetry removed: the same column-norm test on the identifiable families (chair, "
+            "mug), where Prop. 3.1 predicts no collapse")
+def _claim_l2_collapse(scale, seed, out_dir):
+    seeds = _seeds(scale, seed)
+    figs = [_collapse_figures(_trained(scale, s)) for s in seeds]
+    side_front = mean_interval([f["symmetric_side_front"] for f in figs], alternative="less",
+                               margin=_COLLAPSE_NORM)
+    up = mean_interval([f["symmetric_up"] for f in figs], alternative="greater",
+                       margin=_UP_NORM_MIN)
+    quotient = mean_interval([f["quotient_below"] for f in figs], alternative="greater",
+                             margin=0.5)
+    ctrl_side_front = mean_interval([f["identifiable_side_front"] for f in figs],
+                                    alternative="less", margin=_COLLAPSE_NORM)
+    ctrl_up = mean_interval([f["identifiable_up"] for f in figs], alternative="greater",
+                            margin=_UP_NORM_MIN)
+    first = figs[0]
+    fam, norms = first["family"], first["norms"]
+    column_norms = {f: np.mean(norms[fam == f], axis=0).round(3).tolist()
+                    for f in sorted(set(fam))}
+    models = _trained(scale, seeds[0])
     observed = {
-        "naive_side_front_norm_mean_on_C2_C4": float(side_front.mean()),
-        "naive_up_norm_mean_on_C2_C4": float(up_norm.mean()),
-        "naive_column_norms_side_up_front": column_norms,
-        "naive_front_error_deg_median_on_C2_C4": float(np.median(naive_front_err[symmetric_up])),
-        "quotient_error_mod_O_median_deg": float(np.median(quotient_err)),
-        "quotient_fraction_below_10deg": frac_below,
-        "quotient_fraction_below_10deg_per_family": _per_family(quotient_err < 10, fam),
-        "n_test_shapes": int(len(fam)),
+        "n_seeds": len(seeds),
+        "naive_side_front_norm_on_C2_C4": side_front.to_dict(),
+        "naive_up_norm_on_C2_C4": up.to_dict(),
+        "quotient_fraction_below_10deg": quotient.to_dict(),
+        "naive_column_norms_side_up_front_first_seed": column_norms,
+        "quotient_fraction_below_10deg_per_family_first_seed": _per_family(
+            first["quotient_err"] < _THRESHOLD_DEG, fam),
+        "quotient_error_mod_O_median_deg_per_seed": [float(np.median(f["quotient_err"]))
+                                                     for f in figs],
+        "n_test_shapes_per_seed": len(fam),
     }
-    # The up column keeps its norm on these shapes: that separates the collapse of
-    # Prop. 3.1 from an untrained network whose outputs are all small.
-    passed = (side_front.mean() < _COLLAPSE_NORM and up_norm.mean() >= _UP_NORM_MIN
-              and frac_below > 0.5)
 
     fig, axes = new_figure(1, 2, figsize=(9, 3.2))
     fams = sorted(set(fam))
@@ -131,83 +188,131 @@ def _claim_l2_collapse(scale, seed, out_dir):
     axes[0].axhline(_COLLAPSE_NORM, color="gray", lw=0.8, ls="--")
     axes[0].set_xticks(np.arange(len(fams)), fams, rotation=30)
     axes[0].set_ylabel("column norm of raw output")
-    axes[0].set_title("naive L2 regression")
+    axes[0].set_title("naive L2 regression (first seed)")
     axes[0].legend(fontsize=8)
-    axes[1].hist(np.clip(quotient_err, 0, 90), bins=30, color="C3")
+    axes[1].hist(np.clip(np.concatenate([f["quotient_err"] for f in figs]), 0, 90), bins=30,
+                 color="C3")
     axes[1].axvline(_THRESHOLD_DEG, color="k", lw=0.8)
     axes[1].set_xlabel("error modulo O (and G_S), degrees")
-    axes[1].set_title("quotient orienter")
+    axes[1].set_title(f"quotient orienter ({len(seeds)} seeds)")
     artifact = save_figure(fig, out_dir, "l2_collapse")
+    cfg = models["cfg"]
+    arm = _arm(cfg, models["n_train_shapes"])
     return ClaimResult(
         observed=observed,
-        expected={"naive_side_front_norm_mean_on_C2_C4": f"< {_COLLAPSE_NORM}",
-                  "naive_up_norm_mean_on_C2_C4": f">= {_UP_NORM_MIN}",
-                  "quotient_fraction_below_10deg": "> 0.5"},
-        passed=bool(passed), artifacts=[artifact],
-        notes=(f"{models['n_train_shapes']} training shapes ({scale}), {models['cfg']['epochs']} "
-               f"epochs of fresh random rotations, {models['cfg']['backbone']} backbone, "
-               f"{models['cfg']['n_votes']} votes at inference; the raw-output norms are "
-               "taken without voting; the "
-               "error modulo O also quotients the continuous symmetries of lamps and rockets "
-               "(G_S O). Synthetic shapes stand in for ShapeNet."),
+        expected={"naive_side_front_norm_on_C2_C4_upper_bound": f"< {_COLLAPSE_NORM} (ours)",
+                  "naive_up_norm_on_C2_C4_lower_bound": f">= {_UP_NORM_MIN} (ours)",
+                  "quotient_fraction_below_10deg_lower_bound": "> 0.5"},
+        passed=bool(side_front.passed and up.passed and quotient.passed),
+        control=ControlResult(observed={
+            "naive_side_front_norm_on_chair_mug": ctrl_side_front.to_dict(),
+            "naive_up_norm_on_chair_mug": ctrl_up.to_dict()},
+            passed=bool(ctrl_side_front.passed and ctrl_up.passed)),
+        arms={"naive_l2": {**arm, "parameters": _n_parameters(models["naive"])},
+              "quotient": {**arm, "parameters": _n_parameters(models["quotient"])}},
+        artifacts=[artifact],
+        notes=(f"{models['n_train_shapes']} training shapes per seed ({scale}), "
+               f"{cfg['epochs']} epochs of fresh random rotations, {cfg['backbone']} backbone, "
+               f"{cfg['n_votes']} votes at inference; the raw-output norms are taken without "
+               "voting; the error modulo O also quotients the continuous symmetries of lamps "
+               "and rockets (G_S O). The control passes when the naive network's columns "
+               "shrink on identifiable shapes too (under-training, not Prop. 3.1); the claim "
+               "is then uninformative. Synthetic shapes stand in for ShapeNet."),
     )
 
 
-@register_claim(SLUG, "two-stage-up-accuracy",
-                "The two-stage pipeline (quotient orienter + flipper) has a clearly higher "
-                "up-axis accuracy at 10 degrees than naive L2 regression and than a PCA frame "
-                "followed by the same flipper.")
-def _claim_two_stage(scale, seed, out_dir):
-    from ..shape import axis_errors
+def _up_errors(models, name, top_k=None):
+    from ..shape import axis_errors, top_k_axis_errors
 
-    models = _trained(scale, seed)
     test = models["test"]
-    fam = test["family"]
-    errors = {}
-    for name, est in (("two_stage", models["two_stage"]), ("naive_l2", models["naive"]),
-                      ("pca_flipper", models["pca"])):
-        errors[name] = axis_errors(est.predict(test["X"]), test["R"], "up", test["groups"])
-    acc = {k: float(np.mean(v < _THRESHOLD_DEG)) for k, v in errors.items()}
-    observed = {f"up_accuracy_{k}": v for k, v in acc.items()}
-    observed.update({f"up_accuracy_per_family_{k}": _per_family(v < _THRESHOLD_DEG, fam)
-                     for k, v in errors.items()})
-    observed["n_test_shapes"] = int(len(fam))
-    passed = (acc["two_stage"] >= acc["naive_l2"] + _MARGIN
-              and acc["two_stage"] >= acc["pca_flipper"] + _MARGIN)
+    est = models[name]
+    if top_k is not None:
+        return top_k_axis_errors(est.predict_top_k(test["X"], top_k), test["R"], "up",
+                                 test["groups"])
+    return axis_errors(est.predict(test["X"]), test["R"], "up", test["groups"])
 
-    fig, ax = new_figure(figsize=(7, 3.2))
-    fams = sorted(set(fam))
-    width = 0.27
-    for k, name in enumerate(errors):
-        per = _per_family(errors[name] < _THRESHOLD_DEG, fam)
-        ax.bar(np.arange(len(fams)) + (k - 1) * width, [per[f] for f in fams], width,
-               label=f"{name} ({acc[name]:.2f})")
+
+@register_claim(
+    SLUG, "two-stage-up-accuracy",
+    "The two-stage pipeline (quotient orienter + flipper) has a higher up-axis accuracy at 10 "
+    "degrees than naive L2 regression and than a PCA frame followed by the same flipper.",
+    paper_statement="The two-stage pipeline reaches state-of-the-art up-axis accuracy "
+                    "(angle < 10 degrees) on ShapeNet, above regression and other baselines "
+                    "(Sec. 5; the official benchmark our_pipeline_up_accuracy_benchmark_shapenet"
+                    ".py).",
+    check="lower one-sided 95% t bounds over paired seeds of up-accuracy(two-stage) - "
+          "up-accuracy(naive L2) > 0 and of up-accuracy(two-stage) - up-accuracy(PCA + same "
+          "flipper) > 0 (errors modulo each shape's symmetry group)",
+    control="quotient loss off: the same check with stage 1 the naive L2 regressor (same "
+            "flipper, same budget)")
+def _claim_two_stage(scale, seed, out_dir):
+    seeds = _seeds(scale, seed)
+    names = ("two_stage", "naive", "pca", "naive_flipper")
+    acc = {n: [] for n in names}
+    top4 = []
+    per_family = None
+    for s in seeds:
+        models = _trained(scale, s)
+        errors = {n: _up_errors(models, n) for n in names}
+        for n in names:
+            acc[n].append(float(np.mean(errors[n] < _THRESHOLD_DEG)))
+        top4.append(float(np.mean(_up_errors(models, "two_stage", top_k=4) < _THRESHOLD_DEG)))
+        if per_family is None:
+            fam = models["test"]["family"]
+            per_family = {n: _per_family(errors[n] < _THRESHOLD_DEG, fam) for n in names}
+    vs_naive = paired_difference(acc["two_stage"], acc["naive"])
+    vs_pca = paired_difference(acc["two_stage"], acc["pca"])
+    ctrl_naive = paired_difference(acc["naive_flipper"], acc["naive"])
+    ctrl_pca = paired_difference(acc["naive_flipper"], acc["pca"])
+    labels = {"two_stage": "two-stage", "naive": "naive L2", "pca": "PCA + flipper",
+              "naive_flipper": "naive L2 + flipper"}
+    observed = {"n_seeds": len(seeds),
+                "gain_vs_naive_l2": vs_naive.to_dict(), "gain_vs_pca_flipper": vs_pca.to_dict(),
+                **{f"up_accuracy_{n}_per_seed": acc[n] for n in names},
+                "up_accuracy_two_stage_top4_per_seed": top4,
+                "up_accuracy_per_family_first_seed": per_family}
+
+    fig, ax = new_figure(figsize=(7.5, 3.2))
+    fams = sorted(per_family["two_stage"])
+    width = 0.2
+    for k, n in enumerate(names):
+        ax.bar(np.arange(len(fams)) + (k - 1.5) * width, [per_family[n][f] for f in fams],
+               width, label=f"{labels[n]} ({np.mean(acc[n]):.2f})")
     ax.set_xticks(np.arange(len(fams)), fams)
     ax.set_ylabel("up-axis accuracy (< 10 deg, modulo G_S)")
-    ax.set_ylim(0, 1.25)
-    ax.legend(fontsize=8, ncol=3, loc="upper center")
+    ax.set_ylim(0, 1.3)
+    ax.legend(fontsize=7, ncol=2, loc="upper center")
     artifact = save_figure(fig, out_dir, "two_stage_up_accuracy")
+    models = _trained(scale, seeds[0])
+    arm = _arm(models["cfg"], models["n_train_shapes"])
+    n_flip = _n_parameters(models["flipper"])
     return ClaimResult(
         observed=observed,
-        expected={"up_accuracy_two_stage": f">= each baseline + {_MARGIN}"},
-        passed=bool(passed), artifacts=[artifact],
+        expected={"gain_vs_naive_l2_lower_bound": "> 0", "gain_vs_pca_flipper_lower_bound": "> 0"},
+        passed=bool(vs_naive.passed and vs_pca.passed),
+        control=ControlResult(observed={"gain_vs_naive_l2": ctrl_naive.to_dict(),
+                                        "gain_vs_pca_flipper": ctrl_pca.to_dict()},
+                              passed=bool(ctrl_naive.passed and ctrl_pca.passed)),
+        arms={"two_stage": {**arm, "parameters": _n_parameters(models["quotient"]) + n_flip},
+              "naive_l2": {**arm, "parameters": _n_parameters(models["naive"])},
+              "pca_flipper": {**arm, "parameters": n_flip},
+              "naive_l2_flipper": {**arm, "parameters": _n_parameters(models["naive"]) + n_flip}},
+        artifacts=[artifact],
         notes=("Up-axis errors are taken modulo each shape's symmetry group (a rocket's up "
                "axis is defined only up to rotations about its front axis). All learned models "
                f"share the training budget and {models['cfg']['n_votes']} inference votes; the "
-               "PCA baseline reuses the trained flipper."),
+               "PCA baseline and the control reuse the trained flipper. The naive L2 arm has no "
+               "flipper (it regresses the full rotation). The top-4 figures are the official "
+               "benchmark's top-4 evaluation (best of the four completed orientations), "
+               "reported, not judged."),
     )
 
 
-@register_claim(SLUG, "conformal-coverage",
-                "Split-conformal prediction sets of the flipper cover the true flip with "
-                "probability at least 90% (alpha = 0.1) on exchangeable held-out shapes.")
-def _claim_conformal(scale, seed, out_dir):
+def _conformal_figures(flipper, cfg, seed):
+    """Coverage and set sizes of split-conformal sets on fresh exchangeable shapes."""
     from ..datasets import make_synthetic_shapes
     from ..shape import apply_rotation, octahedral_group, random_small_rotations
 
-    models = _trained(scale, seed)
-    flipper = models["flipper"]
-    cfg = models["cfg"]
     X, fam = make_synthetic_shapes(2 * cfg["n_conformal"], cfg["n_points"],
                                    random_state=seed + 3)
     rng = np.random.RandomState(seed + 4)
@@ -218,34 +323,169 @@ def _claim_conformal(scale, seed, out_dir):
     flipper.calibrate_conformal(X[cal], y[cal], alpha=_ALPHA)
     sets = flipper.predict_set(X[tst])
     covered = sets[np.arange(len(tst)), y[tst]]
-    coverage = float(covered.mean())
-    n = len(tst)
-    margin = 3 * np.sqrt(_ALPHA * (1 - _ALPHA) / n)
-    accuracy = float(np.mean(flipper.predict(X[tst]) == y[tst]))
-    observed = {"coverage": coverage, "mean_set_size": float(sets.sum(axis=1).mean()),
-                "q_hat": float(flipper.conformal_quantile_), "n_calibration": len(cal),
-                "n_test": n, "top1_flip_accuracy": accuracy,
-                "coverage_per_family": _per_family(covered, fam[tst]),
-                "set_size_per_family": _per_family(sets[:].sum(axis=1).astype(float),
-                                                   fam[tst])}
-    passed = coverage >= 1 - _ALPHA - margin
+    sizes = sets.sum(axis=1).astype(float)
+    ident = np.isin(fam[tst], _IDENTIFIABLE)
+    return {"covered": int(covered.sum()), "n": len(tst),
+            "size_identifiable": float(sizes[ident].mean()), "size_all": float(sizes.mean()),
+            "q_hat": float(flipper.conformal_quantile_),
+            "top1": float(np.mean(flipper.predict(X[tst]) == y[tst])),
+            "coverage_per_family": _per_family(covered, fam[tst]),
+            "set_size_per_family": _per_family(sizes, fam[tst])}
+
+
+@functools.lru_cache(maxsize=8)
+def _uninformed_flipper(scale, seed):
+    """A flipper whose training flips are hidden by a uniform random rotation (no signal)."""
+    from ..shape import OctahedralFlipper
+
+    cfg = _SCALES[scale]
+    X = _trained(scale, seed)["train_X"]
+    # Nothing can be learned from these labels, so a fifth of the budget suffices.
+    return OctahedralFlipper(noise_deg=180.0, backbone=cfg["backbone"], n_points=cfg["n_points"],
+                             max_epochs=max(1, cfg["epochs"] // 5),
+                             batch_size=cfg["batch_size"], lr=1e-3, random_state=seed).fit(X)
+
+
+def _coverage_and_size(figs):
+    covered = sum(f["covered"] for f in figs)
+    n = sum(f["n"] for f in figs)
+    low, high = proportion_interval(covered, n)
+    size = mean_interval([f["size_identifiable"] for f in figs], alternative="less",
+                         margin=_INFORMATIVE_SET_MAX)
+    coverage = {"coverage": covered / n, "clopper_pearson_95": [low, high], "n": n,
+                "passed": bool(high >= 1 - _ALPHA)}
+    return coverage, size
+
+
+@register_claim(
+    SLUG, "conformal-coverage",
+    "Split-conformal prediction sets of the flipper cover the true flip with probability at "
+    "least 90% (alpha = 0.1) on exchangeable held-out shapes, and stay informative (far "
+    "fewer than 24 flips) on shapes whose flip is identifiable.",
+    paper_statement="The flipper's split-conformal prediction sets (cumulative sorted "
+                    "probability up to the true flip, quantile at 0.9) cover the true flip with "
+                    "probability >= 1 - alpha and return few candidate orientations "
+                    "(Sec. 4; calibrate_conformal_flipper in the official inference_helpers.py).",
+    check="pooled over paired seeds, the two-sided 95% Clopper-Pearson interval of the "
+          "coverage reaches 0.9 (not significantly below 1 - alpha), and the upper one-sided "
+          "95% t bound over seeds of the mean set size on identifiable families (chair, mug) "
+          "< 12 of 24 flips (threshold ours)",
+    control="flip signal removed: the same check for a flipper trained on flips hidden by a "
+            "uniformly random rotation (noise_deg=180)")
+def _claim_conformal(scale, seed, out_dir):
+    seeds = _seeds(scale, seed)
+    cfg = _SCALES[scale]
+    figs, ctrl_figs = [], []
+    for s in seeds:
+        figs.append(_conformal_figures(_trained(scale, s)["flipper"], cfg, s))
+        ctrl_figs.append(_conformal_figures(_uninformed_flipper(scale, s), cfg, s))
+    coverage, size = _coverage_and_size(figs)
+    ctrl_coverage, ctrl_size = _coverage_and_size(ctrl_figs)
+    observed = {"n_seeds": len(seeds), "coverage": coverage,
+                "mean_set_size_identifiable": size.to_dict(),
+                "mean_set_size_all_per_seed": [f["size_all"] for f in figs],
+                "q_hat_per_seed": [f["q_hat"] for f in figs],
+                "top1_flip_accuracy_per_seed": [f["top1"] for f in figs],
+                "coverage_per_family_first_seed": figs[0]["coverage_per_family"],
+                "set_size_per_family_first_seed": figs[0]["set_size_per_family"]}
 
     fig, axes = new_figure(1, 2, figsize=(8, 3))
-    fams = sorted(set(fam))
-    axes[0].bar(fams, [observed["coverage_per_family"][f] for f in fams], color="C0")
+    fams = sorted(figs[0]["coverage_per_family"])
+    axes[0].bar(fams, [figs[0]["coverage_per_family"][f] for f in fams], color="C0")
     axes[0].axhline(1 - _ALPHA, color="k", lw=0.8)
     axes[0].set_ylim(0, 1.05)
-    axes[0].set_ylabel("coverage")
+    axes[0].set_ylabel("coverage (first seed)")
     axes[0].tick_params(axis="x", rotation=30)
-    axes[1].bar(fams, [observed["set_size_per_family"][f] for f in fams], color="C1")
+    x = np.arange(len(fams))
+    axes[1].bar(x - 0.2, [figs[0]["set_size_per_family"][f] for f in fams], 0.4, color="C1",
+                label="flipper")
+    axes[1].bar(x + 0.2, [ctrl_figs[0]["set_size_per_family"][f] for f in fams], 0.4,
+                color="C7", label="control (no flip signal)")
+    axes[1].axhline(_INFORMATIVE_SET_MAX, color="k", lw=0.8, ls="--")
+    axes[1].set_xticks(x, fams, rotation=30)
     axes[1].set_ylabel("mean set size (of 24)")
-    axes[1].tick_params(axis="x", rotation=30)
+    axes[1].legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "conformal_coverage")
     return ClaimResult(
         observed=observed,
-        expected={"coverage": f">= {1 - _ALPHA} - 3 binomial sd ({1 - _ALPHA - margin:.3f})"},
-        passed=bool(passed), artifacts=[artifact],
-        notes=("Calibration and test shapes are drawn the same way (canonical, perturbed by "
-               "<= 10 degrees, flipped uniformly), so they are exchangeable; symmetric shapes "
-               "get larger sets because their equivalent flips share probability."),
+        expected={"coverage_clopper_pearson_upper": f">= {1 - _ALPHA}",
+                  "mean_set_size_identifiable_upper_bound": f"< {_INFORMATIVE_SET_MAX} (ours)"},
+        passed=bool(coverage["passed"] and size.passed),
+        control=ControlResult(observed={"coverage": ctrl_coverage,
+                                        "mean_set_size_identifiable": ctrl_size.to_dict()},
+                              passed=bool(ctrl_coverage["passed"] and ctrl_size.passed)),
+        arms={"flipper": {**_arm(cfg, _trained(scale, seeds[0])["n_train_shapes"]),
+                          "parameters": _n_parameters(_trained(scale, seeds[0])["flipper"])},
+              "control_flipper": {**_arm(cfg, _trained(scale, seeds[0])["n_train_shapes"]),
+                                  "train_epochs": max(1, cfg["epochs"] // 5),
+                                  "parameters": _n_parameters(_uninformed_flipper(scale,
+                                                                                  seeds[0]))}},
+        artifacts=[artifact],
+        notes=(f"{cfg['n_conformal']} calibration and {cfg['n_conformal']} test shapes per "
+               "family and seed, drawn the same way (canonical, perturbed by <= 10 degrees, "
+               "flipped uniformly), so they are exchangeable; coverage alone holds for any "
+               "model, hence the set-size condition. Symmetric shapes get larger sets because "
+               "their equivalent flips share probability. The control flipper gets a fifth of "
+               "the epochs: its labels carry no information to learn."),
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _forward_corrected(scale, seed):
+    from sklearn.frozen import FrozenEstimator
+
+    from ..shape import OctahedralFlipper, TwoStageOrienter
+
+    cfg = _SCALES[scale]
+    models = _trained(scale, seed)
+    flipper = OctahedralFlipper(noise_deg=10.0, forward_correction=True, backbone=cfg["backbone"],
+                                n_points=cfg["n_points"], max_epochs=cfg["epochs"],
+                                batch_size=cfg["batch_size"], lr=1e-3, random_state=seed
+                                ).fit(models["train_X"])
+    return TwoStageOrienter(FrozenEstimator(models["quotient"]), FrozenEstimator(flipper)).fit(
+        models["train_X"])
+
+
+@register_claim(
+    SLUG, "flipper-options",
+    "The official code's flipper options, measured: the confusion-matrix forward correction "
+    "and the top-4 evaluation, against the plain cross-entropy flipper with argmax.",
+    paper_statement="The official trainer offers a forward correction of the flipper's "
+                    "cross-entropy through per-shape flip confusion matrices "
+                    "(FlipperTrainerModel, confusion_matrices=True) and the benchmark a top-4 "
+                    "evaluation; the paper's tables use the plain flipper.",
+    check="nothing asserted: up-axis accuracy (< 10 degrees, modulo G_S) of the two-stage "
+          "pipeline with the plain and the forward-corrected flipper, argmax and top-4, over "
+          "paired seeds",
+    reported=True)
+def _claim_flipper_options(scale, seed, out_dir):
+    seeds = _seeds(scale, seed)
+    arms = {"plain_top1": [], "plain_top4": [], "forward_top1": [], "forward_top4": []}
+    for s in seeds:
+        models = dict(_trained(scale, s))
+        models["forward"] = _forward_corrected(scale, s)
+        for name, key in (("plain", "two_stage"), ("forward", "forward")):
+            arms[f"{name}_top1"].append(float(np.mean(_up_errors(models, key)
+                                                      < _THRESHOLD_DEG)))
+            arms[f"{name}_top4"].append(float(np.mean(_up_errors(models, key, top_k=4)
+                                                      < _THRESHOLD_DEG)))
+    forward_gain = paired_difference(arms["forward_top1"], arms["plain_top1"])
+    fig, ax = new_figure(figsize=(5, 3))
+    names = list(arms)
+    ax.bar(names, [np.mean(arms[n]) for n in names], yerr=[np.std(arms[n]) for n in names],
+           color=["C0", "C9", "C3", "C1"])
+    ax.set_ylabel("up-axis accuracy (< 10 deg)")
+    ax.set_ylim(0, 1.05)
+    ax.tick_params(axis="x", rotation=20)
+    artifact = save_figure(fig, out_dir, "flipper_options")
+    return ClaimResult(
+        observed={"n_seeds": len(seeds), **{f"up_accuracy_{n}_per_seed": v
+                                            for n, v in arms.items()},
+                  "forward_minus_plain_top1": forward_gain.to_dict()},
+        expected={"reported": "accuracies of the four variants; no direction asserted"},
+        passed=None, artifacts=[artifact],
+        notes=("Both flippers share stage 1, the training shapes, epochs and batch size. The "
+               "confusion matrices are exp(-Chamfer/0.01), row-normalised, computed from each "
+               "training shape's distances to its 24 cube rotations; the official files hold "
+               "precomputed matrices whose distance and scale are not published."),
     )
