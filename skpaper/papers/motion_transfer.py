@@ -12,19 +12,33 @@ embeddings. Frame pairs of held-out videos are binned by displacement
 (:func:`skpaper.datasets.make_sprite_pairs`: large means a translation above
 40% of the width or a turn above 90 degrees).
 
-Two models with the same backbone (TPS dense motion, soft-argmax keypoints,
-occlusion-aware generator) are trained for the same number of optimizer steps
-on the same frame pairs: a direct-transfer baseline (FOMM/TPSMM objective) and
-the anytime-interpolation model (bidirectional, interpolation constraints on
-the selected interpolant). The anytime model's own direct path is reported as
-an ablation (same weights, no interpolation at inference). The models are
-trained once per process, scale and seed and shared by the claims (at
-``quick``, in two worker processes of one torch thread each; the anytime
-model, whose step costs three to four direct steps, is the longest job).
-``smoke`` and ``quick`` train tiny models (32x32 frames at ``quick``) far
-below the paper's budgets, so their verdicts speak for small models only;
-``full`` (64x64 frames, ten keypoints, 100 epochs, and a baseline given five
-times the steps to match the anytime model's compute) is sized for a GPU.
+Only the abstract of the paper is public: the anytime-interpolation model is
+**reconstructed** from it (see :class:`skpaper.vision.KeypointMotionTransfer`),
+and every claim says so in its JSON.
+
+Per paired seed (each seed draws its own training videos, held-out pairs and
+weights, shared by every arm) the claims train, with the same backbone (TPS
+dense motion, soft-argmax keypoints, occlusion-aware generator), the same
+optimizer steps and the same frame pairs per step (both directions, ``S -> D``
+and ``D -> S``, for every model):
+
+- the anytime-interpolation model (interpolation constraints on the selected
+  interpolant, ``"downstream"`` selector over three candidates);
+- three direct-transfer models (FOMM/TPSMM objective) with different initial
+  weights. The first is the direct baseline; the three together give the
+  *best-of-3 direct transfer*, which picks per pair the output whose
+  re-detected keypoints are closest to the driving keypoints, the score the
+  downstream selector uses, so that selecting among three candidates is no
+  advantage of the anytime model alone. Three direct models also cost about
+  what one anytime model costs to train.
+
+The anytime model's own direct path (same weights, no interpolation) is the
+third comparison. Models are trained once per process, scale and seed and
+shared by the claims (at ``quick``, in two worker processes of one torch
+thread each). ``smoke`` and ``quick`` train tiny models (32x32 frames at
+``quick``) far below the paper's budgets, so their verdicts speak for small
+models only; ``full`` (64x64 frames, ten keypoints, 100 epochs, and a further
+baseline given five times the steps) is sized for a GPU.
 """
 
 import time
@@ -33,7 +47,8 @@ from functools import lru_cache
 import numpy as np
 
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, paired_difference
 
 SLUG = "motion-transfer"
 
@@ -45,20 +60,26 @@ _CONFIG = {
     # epochs x (videos / batch) optimizer steps per model; detector: landmark network.
     "smoke": dict(size=16, videos=8, frames=6, test_videos=4, pairs=24, keypoints=5, width=4,
                   batch=8, epochs=2, features=None, detector_videos=40, detector_steps=20,
-                  n_jobs=1),
+                  n_jobs=1, n_seeds=2),
     "quick": dict(size=32, videos=48, frames=12, test_videos=16, pairs=200, keypoints=5,
                   width=8, batch=8, epochs=30, features="random", detector_videos=300,
-                  detector_steps=250, n_jobs=2),
+                  detector_steps=250, n_jobs=2, n_seeds=3),
     "full": dict(size=64, videos=512, frames=16, test_videos=64, pairs=1000, keypoints=10,
                  width=32, batch=32, epochs=100, features="autoencoder", detector_videos=2000,
-                 detector_steps=4000, compute_factor=5, n_jobs=1),
+                 detector_steps=4000, compute_factor=5, n_jobs=1, n_seeds=5),
 }
 
 _TIMES = (0.25, 0.5, 0.75)
 _LR = 2e-3
+_N_DIRECT = 3  # direct models per seed: the baseline and the best-of-3 ensemble
+# Ours: "no harm" on small displacements allows an AKD increase of 10% of the direct AKD.
+_SMALL_TOLERANCE = 0.1
+_RECONSTRUCTED = ("Reconstructed from the abstract: the paper's text, equations and tables are "
+                  "not public; interpolation form, selector, losses and weights are ours "
+                  "(see KeypointMotionTransfer's Notes).")
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _data(scale, seed):
     from skpaper.datasets import make_sprite_pairs, make_sprite_videos
 
@@ -86,55 +107,78 @@ def _train_detector(scale, seed):
 
 
 def _model_params(scale, seed, name):
+    """Estimator parameters of arm ``name`` (``anytime``, ``direct<k>``, ``direct_matched_compute``).
+
+    Every arm trains on both directions of each frame pair, so that all see the
+    same pairs per step; direct models differ only in their initial weights.
+    """
     cfg = _CONFIG[scale]
     params = dict(n_keypoints=cfg["keypoints"], backbone="tps", width=cfg["width"],
                   feature_extractor=cfg["features"], batch_size=cfg["batch"], lr=_LR,
                   max_epochs=cfg["epochs"], random_state=_data(scale, seed)[3], device="auto",
-                  interpolation=None, bidirectional=False)
+                  interpolation=None, bidirectional=True)
     if name == "anytime":
-        params.update(interpolation=_TIMES, bidirectional=True, selector="downstream")
+        params.update(interpolation=_TIMES, selector="downstream")
     elif name == "direct_matched_compute":
         # A baseline given about the anytime model's compute instead of its step count.
         params.update(max_epochs=cfg["epochs"] * cfg["compute_factor"])
+    else:
+        params["random_state"] += int(name[len("direct"):])
     return params
 
 
-def _train_job(job, scale, seed, threads):
+def _train_job(job, scale, threads):
     """Train one model (or the detector); jobs run in two workers at ``quick`` scale.
 
-    A worker process trains with the claim's thread count (``threads``), as the
-    claim's own process would.
+    ``job`` is ``(seed, name)``. A worker process trains with the claim's thread
+    count (``threads``), as the claim's own process would.
     """
     from ._environment import torch_threads
 
+    seed, name = job
     start = time.perf_counter()
     with torch_threads(threads):
-        if job == "detector":
+        if name == "detector":
             fitted = _train_detector(scale, seed)
         else:
             from skpaper.vision import KeypointMotionTransfer
 
             train = _data(scale, seed)[0]
-            fitted = KeypointMotionTransfer(**_model_params(scale, seed, job)).fit(train.videos)
+            fitted = KeypointMotionTransfer(**_model_params(scale, seed, name)).fit(
+                train.videos)
     return job, fitted, time.perf_counter() - start
 
 
 @lru_cache(maxsize=4)
 def _trained(scale, seed):
-    """Detector and models, trained once per process, scale and seed."""
+    """Detector and every seed's models, trained once per process, scale and base seed.
+
+    Returns the detector, ``{claim_seed: {arm: model}}`` and
+    ``{claim_seed: {arm: seconds}}``.
+    """
     from skpaper.utils import parallel_map
 
     cfg = _CONFIG[scale]
-    jobs = ["anytime", "direct", "detector"]
+    seeds = claim_seeds(seed, cfg["n_seeds"])
+    names = ["anytime"] + [f"direct{k}" for k in range(_N_DIRECT)]
     if cfg.get("compute_factor"):
-        jobs.insert(0, "direct_matched_compute")
+        names.insert(0, "direct_matched_compute")
+    # Longest jobs first, so that two workers finish together.
+    jobs = [(s, n) for n in names for s in seeds] + [(seed, "detector")]
     import torch
 
-    done = parallel_map(_train_job, jobs, n_jobs=cfg["n_jobs"], scale=scale, seed=seed,
+    done = parallel_map(_train_job, jobs, n_jobs=cfg["n_jobs"], scale=scale,
                         threads=torch.get_num_threads())
-    fitted = {job: model for job, model, _ in done}
-    seconds = {job: sec for job, _, sec in done if job != "detector"}
-    return fitted.pop("detector"), fitted, seconds
+    models = {s: {} for s in seeds}
+    seconds = {s: {} for s in seeds}
+    detector = None
+    for (s, name), fitted, sec in done:
+        if name == "detector":
+            detector = fitted
+        else:
+            models[s][name] = fitted
+            seconds[s][name] = sec
+    return detector, models, seconds
 
 
 def _per_pair(outputs, detector, kp_true, vis_true, target):
@@ -153,20 +197,31 @@ def _per_pair(outputs, detector, kp_true, vis_true, target):
     return {"akd": akd, "l1": l1, "missed": missed, "visible": counted, "aed": aed}
 
 
-@lru_cache(maxsize=4)
-def _evaluation(scale, seed):
-    """Metrics per method and pair on the held-out pairs (cached across claims)."""
-    _, test, pairs, _ = _data(scale, seed)
-    detector, models, seconds = _trained(scale, seed)
+def _own_keypoint_error(model, outputs, driving):
+    """The downstream selector's score: the model's own keypoints of output vs driving."""
+    return np.linalg.norm(model.detect_keypoints(outputs) - model.detect_keypoints(driving),
+                          axis=-1).mean(axis=-1)
+
+
+def _evaluate_seed(scale, seed, claim_seed, detector, models):
+    """Metrics per arm and pair on one seed's held-out pairs."""
+    _, test, pairs, _ = _data(scale, claim_seed)
     source = test.videos[pairs.video, pairs.source]
     driving = test.videos[pairs.video, pairs.driving]
     kp_true = test.keypoints[pairs.video, pairs.driving]
     vis_true = test.visibility[pairs.video, pairs.driving]
     anytime = models["anytime"].anytime_transfer(source, driving)
+    direct = [models[f"direct{k}"].transform(source, driving, path="direct")
+              for k in range(_N_DIRECT)]
+    scores = np.stack([_own_keypoint_error(models[f"direct{k}"], out, driving)
+                       for k, out in enumerate(direct)], axis=1)
+    pick = scores.argmin(axis=1)
     outputs = {
-        "direct": models["direct"].transform(source, driving, path="direct"),
+        "direct": direct[0],
+        "direct_best_of_3": np.stack(direct, axis=1)[np.arange(len(pick)), pick],
         "anytime": anytime.output,
         "anytime_model_direct": anytime.direct,
+        "no_transfer": source,
     }
     if "direct_matched_compute" in models:
         outputs["direct_matched_compute"] = models["direct_matched_compute"].transform(
@@ -174,20 +229,18 @@ def _evaluation(scale, seed):
     metrics = {name: _per_pair(out, detector, kp_true, vis_true, driving)
                for name, out in outputs.items()}
     floor = _per_pair(driving, detector, kp_true, vis_true, driving)
-    return dict(pairs=pairs, metrics=metrics, floor=floor, t=anytime.t, seconds=seconds,
-                source=source, driving=driving, anytime=anytime, outputs=outputs)
+    return dict(pairs=pairs, metrics=metrics, floor=floor, t=anytime.t, source=source,
+                driving=driving, anytime=anytime, outputs=outputs,
+                best_of_3_pick=np.bincount(pick, minlength=_N_DIRECT).tolist())
 
 
-def _paired(metric_a, metric_b):
-    """Mean of ``a - b`` over pairs where both are finite, with a 95% normal interval."""
-    from skpaper.utils import normal_ci
-
-    diff = np.asarray(metric_a, float) - np.asarray(metric_b, float)
-    diff = diff[np.isfinite(diff)]
-    if len(diff) < 2:
-        return float("nan"), [float("nan"), float("nan")]
-    se = diff.std(ddof=1) / np.sqrt(len(diff))
-    return float(diff.mean()), [float(v) for v in normal_ci(diff.mean(), se, 0.05)]
+@lru_cache(maxsize=4)
+def _evaluation(scale, seed):
+    """Per claim seed: metrics per arm and pair (cached across claims)."""
+    detector, models, seconds = _trained(scale, seed)
+    return {s: {**_evaluate_seed(scale, seed, s, detector, models[s]), "seconds": seconds[s],
+                "models": models[s]}
+            for s in models}
 
 
 def _bin_summary(ev, mask):
@@ -206,11 +259,14 @@ def _t_distribution(t, mask):
     return {f"t={tt:g}": int(np.sum(np.isclose(t[mask], tt))) for tt in _TIMES}
 
 
-_LABELS = {"direct": "direct\n(baseline)", "direct_matched_compute": "direct,\nsame compute",
+_LABELS = {"direct": "direct\n(baseline)", "direct_best_of_3": "direct,\nbest of 3",
+           "direct_matched_compute": "direct,\nsame compute",
            "anytime_model_direct": "anytime model,\ndirect path",
            "anytime": "anytime\ninterpolation"}
-_COLOURS = {"direct": "#888888", "direct_matched_compute": "#bbbbbb",
-            "anytime_model_direct": "#9ecae1", "anytime": "#3182bd"}
+_COLOURS = {"direct": "#888888", "direct_best_of_3": "#666666",
+            "direct_matched_compute": "#bbbbbb", "anytime_model_direct": "#9ecae1",
+            "anytime": "#3182bd"}
+_BASELINES = ("direct", "anytime_model_direct", "direct_best_of_3")
 
 
 def _bar_plot(ax, summary, metric, title):
@@ -226,77 +282,140 @@ def _bar_plot(ax, summary, metric, title):
         ax.legend(fontsize=7)
 
 
-def _observed(ev, mask, bin_name):
-    m = ev["metrics"]
-    summary = _bin_summary(ev, mask)
-    akd_diff, akd_ci = _paired(m["anytime"]["akd"][mask], m["direct"]["akd"][mask])
-    l1_diff, l1_ci = _paired(m["anytime"]["l1"][mask], m["direct"]["l1"][mask])
-    abl_diff, abl_ci = _paired(m["anytime"]["akd"][mask], m["anytime_model_direct"]["akd"][mask])
-    observed = {f"n_pairs_{bin_name}": int(mask.sum())}
+def _mask(ev, bin_name):
+    large = np.asarray(ev["pairs"].large, bool)
+    return large if bin_name == "large" else ~large
+
+
+def _per_seed_means(evs, bin_name, metric="akd"):
+    """``{arm: [mean over the bin's pairs, one per seed]}``."""
+    out = {}
+    for ev in evs.values():
+        mask = _mask(ev, bin_name)
+        for name, m in ev["metrics"].items():
+            out.setdefault(name, []).append(float(np.nanmean(m[metric][mask])))
+    return out
+
+
+def _mean_summary(evs, bin_name):
+    """Bin summary averaged over seeds (for plots and the JSON)."""
+    per_seed = [_bin_summary(ev, _mask(ev, bin_name)) for ev in evs.values()]
+    return {name: {metric: float(np.mean([p[name][metric] for p in per_seed]))
+                   for metric in per_seed[0][name]} for name in per_seed[0]}
+
+
+def _observed(evs, bin_name):
+    summary = _mean_summary(evs, bin_name)
+    observed = {"n_seeds": len(evs),
+                f"n_pairs_{bin_name}_per_seed": [int(_mask(ev, bin_name).sum())
+                                                 for ev in evs.values()]}
     for name in summary:
         for metric, value in summary[name].items():
             observed[f"{bin_name}_{metric}_{name}"] = round(value, 4)
-    observed.update({
-        f"{bin_name}_akd_anytime_minus_direct": round(akd_diff, 4),
-        f"{bin_name}_akd_anytime_minus_direct_ci95": [round(v, 4) for v in akd_ci],
-        f"{bin_name}_l1_anytime_minus_direct": round(l1_diff, 5),
-        f"{bin_name}_l1_anytime_minus_direct_ci95": [round(v, 5) for v in l1_ci],
-        f"{bin_name}_akd_anytime_minus_same_model_direct": round(abl_diff, 4),
-        f"{bin_name}_akd_anytime_minus_same_model_direct_ci95": [round(v, 4) for v in abl_ci],
-        f"{bin_name}_selected_t": _t_distribution(ev["t"], mask),
-    })
-    if "direct_matched_compute" in m:
-        diff, ci = _paired(m["anytime"]["akd"][mask], m["direct_matched_compute"]["akd"][mask])
-        observed[f"{bin_name}_akd_anytime_minus_direct_matched_compute"] = round(diff, 4)
-        observed[f"{bin_name}_akd_anytime_minus_direct_matched_compute_ci95"] = [
-            round(v, 4) for v in ci]
-    return observed, summary, (akd_diff, akd_ci), (l1_diff, l1_ci)
+    t_counts = {}
+    for ev in evs.values():
+        for key, count in _t_distribution(ev["t"], _mask(ev, bin_name)).items():
+            t_counts[key] = t_counts.get(key, 0) + count
+    observed[f"{bin_name}_selected_t"] = t_counts
+    observed["best_of_3_picks_per_seed"] = [ev["best_of_3_pick"] for ev in evs.values()]
+    return observed, summary
 
 
-def _budget_note(scale, ev):
+def _arms(scale, evs):
+    ev = next(iter(evs.values()))
     cfg = _CONFIG[scale]
-    sec = ev["seconds"]
-    note = (f"{cfg['videos']} training videos of {cfg['frames']} frames at {cfg['size']}x"
-            f"{cfg['size']}, {cfg['keypoints']} keypoints, width {cfg['width']}, "
-            f"{cfg['epochs']} epochs for both models (same steps and pairs; the anytime step "
-            f"costs more: {sec['direct']:.0f} s vs {sec['anytime']:.0f} s of training).")
+    out = {}
+    for name, model in ev["models"].items():
+        out[name] = {"parameters": int(sum(p.numel() for p in model.module_.parameters())),
+                     "train_steps": int(model.n_steps_),
+                     "train_pairs_per_step": int(model.batch_size) * (
+                         2 if model.bidirectional else 1),
+                     "train_videos": cfg["videos"], "frames_per_video": cfg["frames"],
+                     "train_seconds_per_seed": [round(e["seconds"][name], 1)
+                                                for e in evs.values()]}
+    return out
+
+
+def _budget_note(scale, evs):
+    cfg = _CONFIG[scale]
+    sec = {name: np.mean([e["seconds"][name] for e in evs.values()])
+           for name in next(iter(evs.values()))["seconds"]}
+    direct = sum(sec[f"direct{k}"] for k in range(_N_DIRECT))
+    note = (f"{len(evs)} paired seeds; per seed {cfg['videos']} training videos of "
+            f"{cfg['frames']} frames at {cfg['size']}x{cfg['size']}, {cfg['keypoints']} "
+            f"keypoints, width {cfg['width']}, {cfg['epochs']} epochs for every model (same "
+            f"steps and pairs, both directions). Training time per seed: anytime "
+            f"{sec['anytime']:.0f} s, the three direct models together {direct:.0f} s.")
     if "direct_matched_compute" in sec:
-        note += (f" 'direct_matched_compute' is the baseline trained {cfg['compute_factor']}x "
+        note += (f" 'direct_matched_compute' is a baseline trained {cfg['compute_factor']}x "
                  f"longer ({sec['direct_matched_compute']:.0f} s).")
     return note + (" The external detector's error on the real driving frames is the dashed "
                    "line ('real_driving' entries). MKR and AED (colour histograms) are reported "
-                   "but not judged; two generation passes blur, which AED and L1 see.")
+                   "but not judged; two generation passes blur, which AED and L1 see. "
+                   + _RECONSTRUCTED)
+
+
+def _gains(akd, bin_name):
+    """Paired AKD changes (anytime - baseline) over seeds, against each baseline."""
+    return {f"{bin_name}_akd_change_vs_{b}": paired_difference(akd["anytime"], akd[b],
+                                                                alternative="less")
+            for b in _BASELINES}
 
 
 # ----------------------------------------------------------------------------------- claim 1
 @register_claim(
     SLUG, "large-displacement-gain",
     "On large-displacement pairs, transfer through the selected anytime interpolant lowers "
-    "the keypoint distance (AKD) and the L1 error compared with direct transfer by the same "
-    "backbone trained for the same number of steps.",
-)
+    "the keypoint distance (AKD) compared with direct transfer by the same backbone trained "
+    "on the same pairs and steps, with the same model's direct path, and with the best of "
+    "three direct transfers.",
+    paper_statement="Abstract (only the abstract is public; the method is reconstructed from "
+                    "it): anytime interpolation with a selector makes the interpolated-to-"
+                    "driving transfer easier than source-to-driving and gives 'significant "
+                    "improvements in motion-related metrics' (AKD/MKR) over state-of-the-art "
+                    "unsupervised methods.",
+    check="on large-displacement pairs (translation > 40% of the width or a turn > 90 "
+          "degrees), the upper one-sided 95% t bound over paired seeds of the mean AKD change "
+          "(anytime - baseline) < 0 against each of: the direct baseline (both directions, same "
+          "pairs and steps), the anytime model's own direct path, and the best-of-3 direct "
+          "transfer (three direct models, the output whose own re-detected keypoints are "
+          "closest to the driving keypoints)",
+    control="large displacement removed: the same three-way check on the small-displacement "
+            "pairs, where there is no large move to split")
 def _claim_large(scale, seed, out_dir):
-    ev = _evaluation(scale, seed)
-    mask = np.asarray(ev["pairs"].large, bool)
-    observed, summary, (akd_diff, akd_ci), (l1_diff, _) = _observed(ev, mask, "large")
+    evs = _evaluation(scale, seed)
+    observed, summary = _observed(evs, "large")
+    gains = _gains(_per_seed_means(evs, "large"), "large")
+    ctrl = _gains(_per_seed_means(evs, "small"), "small")
+    l1 = _per_seed_means(evs, "large", "l1")
+    observed.update({k: v.to_dict() for k, v in gains.items()})
+    observed["large_l1_change_vs_direct"] = paired_difference(
+        l1["anytime"], l1["direct"], alternative="less").to_dict()
+    observed["method"] = "reconstructed from the abstract"
+    if "direct_matched_compute" in summary:
+        akd = _per_seed_means(evs, "large")
+        observed["large_akd_change_vs_direct_matched_compute"] = paired_difference(
+            akd["anytime"], akd["direct_matched_compute"], alternative="less").to_dict()
 
-    fig, axes = new_figure(1, 2, figsize=(7.5, 3.2))
-    _bar_plot(axes[0], summary, "akd", "large displacement: AKD")
+    fig, axes = new_figure(1, 2, figsize=(8.5, 3.2))
+    _bar_plot(axes[0], summary, "akd", "large displacement: AKD (mean over seeds)")
     _bar_plot(axes[1], summary, "l1", "large displacement: L1")
     axes[1].set_ylabel("L1")
     bars = save_figure(fig, out_dir, "large_displacement_metrics")
-    grid = _transfer_grid(ev, mask, out_dir)
-    passed = bool(akd_ci[1] < 0 and l1_diff < 0)
+    first = next(iter(evs.values()))
+    grid = _transfer_grid(first, _mask(first, "large"), out_dir)
     return ClaimResult(
         observed=observed,
-        expected={"large_akd_anytime_minus_direct": "< 0 (95% interval below zero)",
-                  "large_l1_anytime_minus_direct": "< 0",
+        expected={**{f"{k}_upper_bound": "< 0" for k in gains},
                   "paper": "significant improvements in motion-related metrics (AKD/MKR)"},
-        passed=passed,
+        passed=bool(all(g.passed for g in gains.values())),
+        control=ControlResult(observed={k: v.to_dict() for k, v in ctrl.items()},
+                              passed=bool(all(g.passed for g in ctrl.values()))),
+        arms=_arms(scale, evs),
         artifacts=[bars, grid],
-        notes=(_budget_note(scale, ev) + " Passed needs the 95% interval of the paired AKD "
-               "difference below zero and a lower mean L1. The paper's tables are not public; "
-               "only the direction of its claim is checked."),
+        notes=(_budget_note(scale, evs) + " L1 is reported, not judged (the paper claims "
+               "motion metrics). The paper's tables are not public; only the direction of its "
+               "claim is checked."),
     )
 
 
@@ -305,29 +424,44 @@ def _claim_large(scale, seed, out_dir):
     SLUG, "small-displacement-no-harm",
     "On small-displacement pairs, anytime interpolation does not hurt: its AKD is not "
     "meaningfully above that of direct transfer.",
-)
+    paper_statement="Not stated in the abstract (only the abstract is public; the method is "
+                    "reconstructed from it): the method targets large displacements, so on "
+                    "small ones it should at least not harm the motion metrics.",
+    check="on small-displacement pairs, the upper one-sided 95% t bound over paired seeds of "
+          "the mean AKD increase (anytime - direct baseline) < 10% of the direct baseline's "
+          "mean AKD (tolerance ours)",
+    control="transfer removed: the same check with the output replaced by the source image "
+            "itself, which a check that can detect harm must reject")
 def _claim_small(scale, seed, out_dir):
-    ev = _evaluation(scale, seed)
-    mask = ~np.asarray(ev["pairs"].large, bool)
-    observed, summary, (akd_diff, akd_ci), _ = _observed(ev, mask, "small")
-    tolerance = 0.1 * summary["direct"]["akd"]
-    observed["small_akd_tolerance"] = round(tolerance, 4)
+    evs = _evaluation(scale, seed)
+    observed, summary = _observed(evs, "small")
+    akd = _per_seed_means(evs, "small")
+    tolerance = _SMALL_TOLERANCE * float(np.mean(akd["direct"]))
+    increase = paired_difference(akd["anytime"], akd["direct"], alternative="less",
+                                 margin=tolerance)
+    ctrl = paired_difference(akd["no_transfer"], akd["direct"], alternative="less",
+                             margin=tolerance)
+    observed.update({"small_akd_increase_vs_direct": increase.to_dict(),
+                     "small_akd_tolerance": round(tolerance, 4),
+                     "method": "reconstructed from the abstract"})
 
-    fig, axes = new_figure(1, 2, figsize=(7.5, 3.2))
-    _bar_plot(axes[0], summary, "akd", "small displacement: AKD")
+    fig, axes = new_figure(1, 2, figsize=(8.5, 3.2))
+    _bar_plot(axes[0], summary, "akd", "small displacement: AKD (mean over seeds)")
     _bar_plot(axes[1], summary, "l1", "small displacement: L1")
     axes[1].set_ylabel("L1")
     bars = save_figure(fig, out_dir, "small_displacement_metrics")
-    passed = bool(akd_ci[1] < tolerance)
     return ClaimResult(
         observed=observed,
-        expected={"small_akd_anytime_minus_direct_ci95_upper": "< 10% of the direct AKD",
+        expected={"small_akd_increase_vs_direct_upper_bound":
+                  f"< {_SMALL_TOLERANCE:g} x the direct AKD (ours)",
                   "paper": "no explicit small-displacement figure; the method targets large "
                            "displacements"},
-        passed=passed,
+        passed=bool(increase.passed),
+        control=ControlResult(observed={"small_akd_increase_no_transfer_vs_direct":
+                                        ctrl.to_dict()}, passed=bool(ctrl.passed)),
+        arms=_arms(scale, evs),
         artifacts=[bars],
-        notes=(_budget_note(scale, ev) + " Passed needs the upper end of the 95% interval of "
-               "the paired AKD increase below 10% of the direct AKD."),
+        notes=_budget_note(scale, evs),
     )
 
 
