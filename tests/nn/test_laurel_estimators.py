@@ -191,11 +191,28 @@ def test_parameter_overhead_claim_is_exact_at_smoke_scale(tmp_path):
     result = run_claim(claim, scale="smoke", seed=0, out_dir=tmp_path)
     assert result.error is None, result.error
     obs = result.observed
-    assert obs["counts_match_formulas"] is True and result.passed
+    assert obs["counts_match_formulas"] is True and result.status == "reported"
     assert (obs["per_block_rw"], obs["per_block_lr"], obs["per_block_pa"]) == (2, 1024, 1027)
     assert obs["resnet50_params"] == 25_557_032
     assert obs["resnet50_plus_one_block_pct"] == pytest.approx(4.37, abs=0.005)
     assert obs["resnet50_ratio_plus_one_over_rw_lr"] > 2.0
+
+
+def test_quality_claims_pair_seeds_and_run_a_placebo(tmp_path):
+    (claim,) = [c for c in get_claims("laurel") if c.claim_id == "digits-gain"]
+    result = run_claim(claim, scale="smoke", seed=0, out_dir=tmp_path)
+    assert result.error is None, result.error
+    obs = result.observed
+    n = obs["n_seeds"]
+    assert set(obs["ce"]) == {"standard", "rw_lr", "plus_one_block", "placebo"}
+    assert all(obs["ce"][k]["n"] == n for k in obs["ce"])
+    # the check is the paired bound, the control the same bound on the placebo
+    gain = obs["check"]["gain"]
+    diffs = np.subtract(obs["ce"]["standard"]["values"], obs["ce"]["rw_lr"]["values"])
+    np.testing.assert_allclose(gain["values"], diffs)
+    assert result.control is not None and isinstance(result.control.passed, bool)
+    assert result.arms["placebo"]["parameters"] == result.arms["standard"]["parameters"]
+    assert result.arms["rw+lr"]["parameters"] > result.arms["standard"]["parameters"]
 
 
 @pytest.mark.gpu
