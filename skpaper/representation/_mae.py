@@ -37,63 +37,121 @@ def _masked_mean(per_token, mask):
     return (per_token * mask).sum() / mask.sum().clamp_min(1.0)
 
 
-def fourier_loss(pred, target, patch_size, mask=None):
-    """L1 distance between the 2-D Fourier magnitudes of predicted and true patches.
+#: Forms of the Fourier loss: over the token grid (the official code) or per patch.
+FOURIER_FORMS = ("grid", "patch")
+
+
+def _token_grid(x, grid, n_modalities):
+    """``(batch, tokens, width)`` tokens as ``(batch, n_modalities * width, gh, gw)`` images."""
+    batch, n_tokens, width = x.shape
+    gh, gw = grid
+    if n_modalities * gh * gw != n_tokens:
+        raise ValueError(f"grid={tuple(grid)} with n_modalities={n_modalities} holds "
+                         f"{n_modalities * gh * gw} tokens, but the input has {n_tokens}.")
+    x = x.reshape(batch, n_modalities, gh, gw, width).permute(0, 1, 4, 2, 3)
+    return x.reshape(batch, n_modalities * width, gh, gw)
+
+
+def fourier_loss(pred, target, patch_size, mask=None, *, form="grid", grid=None,
+                 n_modalities=1):
+    """L1 distance between 2-D Fourier magnitudes of the reconstruction and the target.
 
     Parameters
     ----------
-    pred, target : torch.Tensor of shape (batch, tokens, k * patch_size**2)
-        Flattened patches as produced by :func:`patchify` (``k`` channels per token).
+    pred, target : torch.Tensor of shape (batch, tokens, width)
+        Flattened patches as produced by :func:`patchify` (``width`` is
+        ``k * patch_size**2`` with ``k`` channels per token).
     patch_size : int
     mask : torch.Tensor of shape (batch, tokens) or None, default=None
-        1 for the tokens to average over (the masked ones); None averages over all.
+        1 for the masked tokens, whose errors count; None counts every token.
+    form : {"grid", "patch"}, default="grid"
+        ``"grid"`` (the official form): the tokens are laid out on their
+        ``(gh, gw)`` grid as a ``(batch, width, gh, gw)`` tensor and the FFT
+        runs over the token grid, one image per entry of the token vector.
+        ``"patch"``: each token is reshaped to its ``(k, patch_size,
+        patch_size)`` pixels and transformed on its own.
+    grid : tuple of 2 int or None, default=None
+        ``(gh, gw)`` token grid (per modality) for ``form="grid"``; None means
+        a square grid of ``tokens / n_modalities`` tokens.
+    n_modalities : int, default=1
+        Number of channel-wise token sets (the channels of a channel-agnostic
+        MAE, whose tokens are channel-major), each laid out on its own grid.
 
     Returns
     -------
     loss : torch.Tensor (scalar)
-        :math:`\\operatorname{mean}_{i \\in M} \\operatorname{mean}_{c,u,v}
-        \\big|\\,|\\mathcal{F}(\\hat x_i)_{c,u,v}| - |\\mathcal{F}(x_i)_{c,u,v}|\\,\\big|`,
+        ``"patch"``: :math:`\\operatorname{mean}_{i \\in M} \\operatorname{mean}_{c,u,v}
+        \\big|\\,|\\mathcal{F}(\\hat x_i)_{c,u,v}| - |\\mathcal{F}(x_i)_{c,u,v}|\\,\\big|`
         with :math:`\\mathcal F` the 2-D FFT of each channel of patch ``i``.
+        ``"grid"``: the mean over batch, token entries and grid frequencies of
+        the same distance, with :math:`\\mathcal F` the 2-D FFT over the token
+        grid.
 
     Notes
     -----
-    The official implementation reshapes the whole token grid into an
-    image-shaped tensor before the FFT; here each patch is transformed on its
-    own, so that the loss is a per-token quantity that the MAE mask selects
-    exactly like the pixel loss (reconstructed, not the official reshape).
+    The official implementation views the ``(B, L, D)`` reconstruction as a
+    ``(B, D, sqrt(L), sqrt(L))`` tensor and takes ``fft2`` over the last two
+    axes; ``form="grid"`` does this with the tokens placed on their grid
+    (non-square grids and channel-agnostic token sets are allowed). A
+    frequency mixes every token, so the mask cannot select terms after the
+    FFT: with a mask, the visible tokens of ``pred`` are replaced by their
+    targets before the transform, so that only the masked tokens' errors
+    count (our reading; the official masked reduction is not a per-token
+    one). ``form="patch"`` is a per-token quantity that the mask selects
+    exactly like the pixel loss (our variant, kept as an option).
 
     Examples
     --------
     >>> import torch
     >>> from skpaper.representation import fourier_loss
     >>> x = torch.randn(2, 4, 3 * 16)
-    >>> float(fourier_loss(x, x, 4))
-    0.0
+    >>> float(fourier_loss(x, x, 4)), float(fourier_loss(x, x, 4, form="patch"))
+    (0.0, 0.0)
     """
     batch, n_tokens, width = pred.shape
     if pred.shape != target.shape:
         raise ValueError(f"pred and target must have the same shape, got {tuple(pred.shape)} "
                          f"and {tuple(target.shape)}.")
+    if form not in FOURIER_FORMS:
+        raise ValueError(f"form must be one of {FOURIER_FORMS}, got {form!r}.")
     if width % (patch_size * patch_size):
         raise ValueError(f"token width {width} is not a multiple of patch_size**2="
                          f"{patch_size * patch_size}.")
-    shape = (batch, n_tokens, width // (patch_size * patch_size), patch_size, patch_size)
-    mag_pred = torch.fft.fft2(pred.reshape(shape)).abs()
-    mag_true = torch.fft.fft2(target.reshape(shape)).abs()
-    per_token = (mag_pred - mag_true).abs().mean(dim=(2, 3, 4))
-    return _masked_mean(per_token, mask)
+    if form == "patch":
+        shape = (batch, n_tokens, width // (patch_size * patch_size), patch_size, patch_size)
+        mag_pred = torch.fft.fft2(pred.reshape(shape)).abs()
+        mag_true = torch.fft.fft2(target.reshape(shape)).abs()
+        per_token = (mag_pred - mag_true).abs().mean(dim=(2, 3, 4))
+        return _masked_mean(per_token, mask)
+    if isinstance(n_modalities, bool) or int(n_modalities) != n_modalities or n_modalities < 1:
+        raise ValueError(f"n_modalities must be a positive int, got {n_modalities!r}.")
+    n_modalities = int(n_modalities)
+    if grid is None:
+        side = math.isqrt(n_tokens // n_modalities)
+        grid = (side, side)
+    if mask is not None:
+        pred = torch.where(mask.unsqueeze(-1) > 0, pred, target)
+    mag_pred = torch.fft.fft2(_token_grid(pred, grid, n_modalities)).abs()
+    mag_true = torch.fft.fft2(_token_grid(target, grid, n_modalities)).abs()
+    return (mag_pred - mag_true).abs().mean()
 
 
-def mae_loss(pred, target, mask, patch_size, fourier_weight=0.01):
+def mae_loss(pred, target, mask, patch_size, fourier_weight=0.01, *, fourier_form="grid",
+             grid=None, n_modalities=1):
     """Masked-patch MSE mixed with the Fourier loss as ``(1 - w) MSE + w Fourier``.
 
     Parameters
     ----------
     pred, target : torch.Tensor of shape (batch, tokens, patch_width)
     mask : torch.Tensor of shape (batch, tokens)
-        1 for masked tokens: both terms are averaged over them only.
+        1 for masked tokens: both terms count only their errors.
     patch_size : int
     fourier_weight : float in [0, 1), default=0.01
+    fourier_form : {"grid", "patch"}, default="grid"
+        ``form`` of :func:`fourier_loss`.
+    grid : tuple of 2 int or None, default=None
+    n_modalities : int, default=1
+        See :func:`fourier_loss`.
 
     Returns
     -------
@@ -103,7 +161,8 @@ def mae_loss(pred, target, mask, patch_size, fourier_weight=0.01):
     mse = _masked_mean(((pred - target) ** 2).mean(dim=-1), mask)
     if fourier_weight <= 0:
         return mse, mse, torch.zeros((), dtype=mse.dtype, device=mse.device)
-    four = fourier_loss(pred, target, patch_size, mask)
+    four = fourier_loss(pred, target, patch_size, mask, form=fourier_form, grid=grid,
+                        n_modalities=n_modalities)
     return (1.0 - fourier_weight) * mse + fourier_weight * four, mse, four
 
 
@@ -282,6 +341,10 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Share of tokens hidden from the encoder (exactly ``round(ratio * tokens)``).
     fourier_weight : float, default=0.01
         ``w`` in the loss ``(1 - w) MSE + w Fourier``.
+    fourier_form : {"grid", "patch"}, default="grid"
+        How the Fourier loss transforms the reconstruction (see
+        :func:`fourier_loss`): ``"grid"``, the official form, takes the 2-D FFT
+        over the token grid; ``"patch"`` transforms each patch on its own.
     channel_agnostic : bool, default=False
         One token per patch and channel with a shared projection (CA-MAE).
     layer_scale : float or None, default=1e-4
@@ -345,13 +408,15 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
             \\big\\| |\\mathcal F \\hat x_i| - |\\mathcal F x_i| \\big\\|_1 / P,
 
     with ``P`` the pixels of a token and :math:`\\mathcal F` the 2-D FFT
-    (``w = 0.01`` in the paper). The features of block ``b`` are the mean over
+    (``w = 0.01`` in the paper); this is ``fourier_form="patch"``. The default
+    ``fourier_form="grid"`` follows the official code: the FFT runs over the
+    ``(gh, gw)`` token grid of each token entry, with the visible tokens of
+    the prediction replaced by their targets. The features of block ``b`` are the mean over
     patch tokens of the final LayerNorm applied to the residual stream after
     block ``b``, which is what the encoder trimmed at ``b`` outputs.
 
     Deviations from the paper, for CPU-sized models: AdamW (betas 0.9/0.95)
-    instead of Lion, no stochastic depth, and a per-patch Fourier loss (see
-    :func:`fourier_loss`). Images are standardised per channel as in the
+    instead of Lion, and no stochastic depth. Images are standardised per channel as in the
     released models (which first divide 8-bit pixels by 255, a no-op after
     standardisation).
 
@@ -387,6 +452,7 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         "decoder_heads": [Interval(Integral, 1, 4096, closed="both")],
         "mask_ratio": [Interval(Real, 0, 1, closed="neither")],
         "fourier_weight": [Interval(Real, 0, 1, closed="left")],
+        "fourier_form": [StrOptions(set(FOURIER_FORMS))],
         "channel_agnostic": ["boolean"],
         "layer_scale": [Interval(Real, 0, None, closed="neither"), None],
         "qk_norm": ["boolean"],
@@ -400,7 +466,8 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
 
     def __init__(self, *, image_shape=None, patch_size=4, embed_dim=64, depth=6, n_heads=4,
                  mlp_ratio=4.0, decoder_dim=32, decoder_depth=1, decoder_heads=4,
-                 mask_ratio=0.75, fourier_weight=0.01, channel_agnostic=False,
+                 mask_ratio=0.75, fourier_weight=0.01, fourier_form="grid",
+                 channel_agnostic=False,
                  layer_scale=1e-4, qk_norm=True, block_type="sequential",
                  residual="standard", laurel_rank=8, weight_decay=0.05, warmup_fraction=0.1,
                  standardize=True, max_epochs=50, batch_size=128, lr=1e-3, device="auto",
@@ -419,6 +486,7 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         self.decoder_heads = decoder_heads
         self.mask_ratio = mask_ratio
         self.fourier_weight = fourier_weight
+        self.fourier_form = fourier_form
         self.channel_agnostic = channel_agnostic
         self.layer_scale = layer_scale
         self.qk_norm = qk_norm
@@ -494,6 +562,12 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         self._scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, one_cycle)
         return optimizer
 
+    def _loss(self, pred, target, mask):
+        channels = self.padded_shape_[0]
+        return mae_loss(pred, target, mask, self.patch_size, self.fourier_weight,
+                        fourier_form=self.fourier_form, grid=self.module_.encoder.grid,
+                        n_modalities=channels if self.channel_agnostic else 1)
+
     def _train_epoch(self, tensors, optimizer):
         (images,) = tensors
         self.module_.train()
@@ -502,7 +576,7 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         for idx in self._iter_batches(images.shape[0]):
             batch = images[idx.to(images.device)]
             pred, target, mask = self.module_(batch, self.mask_ratio, self._generator)
-            loss, mse, four = mae_loss(pred, target, mask, self.patch_size, self.fourier_weight)
+            loss, mse, four = self._loss(pred, target, mask)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -566,7 +640,11 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
                 outputs.append(torch.stack([encoder.pool(s) for s in streams]).cpu())
             else:
                 outputs.append(encoder.pool(streams).cpu())
-        return torch.cat(outputs, dim=-2).numpy().astype(np.float64, copy=False)
+        out = torch.cat(outputs, dim=-2).numpy().astype(np.float64, copy=False)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"MicroscopyMAE gives non-finite features (largest |input| "
+                             f"{np.abs(X).max():.3g}); rescale the images.")
+        return out
 
     def transform(self, X, block=None):
         """Mean-pooled features of encoder block ``block``.
@@ -624,7 +702,7 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         for start in range(0, X.shape[0], max(int(self.batch_size), 256)):
             images = self._images(X[start : start + max(int(self.batch_size), 256)])
             pred, target, mask = self.module_(images, self.mask_ratio, generator)
-            loss, _, _ = mae_loss(pred, target, mask, self.patch_size, self.fourier_weight)
+            loss, _, _ = self._loss(pred, target, mask)
             total += float(loss) * images.shape[0]
             count += images.shape[0]
         return -total / count

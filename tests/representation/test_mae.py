@@ -14,25 +14,66 @@ from sklearn.pipeline import make_pipeline
 from skpaper.representation import MaskedAutoencoderViT, MicroscopyMAE, fourier_loss, mae_loss
 
 
-def test_fourier_loss_zero_on_identical_inputs_and_positive_otherwise():
+@pytest.mark.parametrize("form", ["grid", "patch"])
+def test_fourier_loss_zero_on_identical_inputs_and_positive_otherwise(form):
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn(3, 5, 2 * 16, generator=gen)
-    assert float(fourier_loss(x, x, 4)) == 0.0
-    assert float(fourier_loss(x, x, 4, torch.ones(3, 5))) == 0.0
-    assert float(fourier_loss(x + 0.1 * torch.randn(x.shape, generator=gen), x, 4)) > 0.0
+    x = torch.randn(3, 4, 2 * 16, generator=gen)
+    assert float(fourier_loss(x, x, 4, form=form)) == 0.0
+    assert float(fourier_loss(x, x, 4, torch.ones(3, 4), form=form)) == 0.0
+    noisy = x + 0.1 * torch.randn(x.shape, generator=gen)
+    assert float(fourier_loss(noisy, x, 4, form=form)) > 0.0
 
 
-def test_fourier_loss_ignores_unmasked_tokens_and_phase():
+@pytest.mark.parametrize("form", ["grid", "patch"])
+def test_fourier_loss_ignores_unmasked_tokens(form):
     gen = torch.Generator().manual_seed(1)
     x = torch.randn(2, 4, 16, generator=gen)
     mask = torch.tensor([[1.0, 0, 0, 1], [0, 1, 0, 0]])
     y = x.clone()
     y[mask == 0] += 5.0
-    assert float(fourier_loss(y, x, 4, mask)) == pytest.approx(0.0, abs=1e-6)
-    # a circular shift inside a patch keeps every Fourier magnitude
+    assert float(fourier_loss(y, x, 4, mask, form=form)) == pytest.approx(0.0, abs=1e-6)
+    y[0, 0] += 1.0  # an error on a masked token counts
+    assert float(fourier_loss(y, x, 4, mask, form=form)) > 1e-3
+
+
+def test_fourier_loss_patch_form_ignores_phase_inside_a_patch():
+    x = torch.randn(2, 4, 16, generator=torch.Generator().manual_seed(1))
     patches = x.reshape(2, 4, 1, 4, 4)
     shifted = torch.roll(patches, shifts=1, dims=-1).reshape(2, 4, 16)
-    assert float(fourier_loss(shifted, x, 4)) == pytest.approx(0.0, abs=1e-5)
+    assert float(fourier_loss(shifted, x, 4, form="patch")) == pytest.approx(0.0, abs=1e-5)
+    assert float(fourier_loss(shifted, x, 4, form="grid")) > 1e-3
+
+
+def test_fourier_loss_grid_form_is_the_fft_over_the_token_grid():
+    gen = torch.Generator().manual_seed(3)
+    # 2 x 3 grid of tokens, 2 channels of 2 x 2 pixels per token
+    pred, target = torch.randn(2, 6, 8, generator=gen), torch.randn(2, 6, 8, generator=gen)
+    grid_pred = pred.reshape(2, 2, 3, 8).permute(0, 3, 1, 2)  # (B, D, gh, gw)
+    grid_true = target.reshape(2, 2, 3, 8).permute(0, 3, 1, 2)
+    expected = (torch.fft.fft2(grid_pred).abs() - torch.fft.fft2(grid_true).abs()).abs().mean()
+    torch.testing.assert_close(fourier_loss(pred, target, 2, grid=(2, 3)), expected)
+    # a circular shift of the whole token grid keeps every magnitude
+    rolled = torch.roll(pred.reshape(2, 2, 3, 8), shifts=1, dims=2).reshape(2, 6, 8)
+    torch.testing.assert_close(fourier_loss(rolled, target, 2, grid=(2, 3)),
+                               fourier_loss(pred, target, 2, grid=(2, 3)))
+    # square grids need no grid argument
+    sq_pred, sq_true = pred[:, :4], target[:, :4]
+    torch.testing.assert_close(fourier_loss(sq_pred, sq_true, 2),
+                               fourier_loss(sq_pred, sq_true, 2, grid=(2, 2)))
+    with pytest.raises(ValueError, match="grid=.*holds 4 tokens"):
+        fourier_loss(pred, target, 2, grid=(2, 2))
+    with pytest.raises(ValueError, match="form must be one of"):
+        fourier_loss(pred, target, 2, form="image")
+
+
+def test_fourier_loss_grid_form_lays_out_each_channel_of_a_channel_agnostic_model():
+    gen = torch.Generator().manual_seed(4)
+    # channel-agnostic tokens are channel-major: 3 channels x (2 x 2) patches of 4 pixels
+    pred, target = torch.randn(1, 12, 4, generator=gen), torch.randn(1, 12, 4, generator=gen)
+    joint = fourier_loss(pred, target, 2, n_modalities=3)
+    per_channel = [fourier_loss(pred[:, 4 * c:4 * c + 4], target[:, 4 * c:4 * c + 4], 2)
+                   for c in range(3)]
+    torch.testing.assert_close(joint, torch.stack(per_channel).mean())
 
 
 def test_mae_loss_mixes_one_minus_w_and_w():
@@ -40,11 +81,13 @@ def test_mae_loss_mixes_one_minus_w_and_w():
     pred, target = torch.randn(2, 6, 16, generator=gen), torch.randn(2, 6, 16, generator=gen)
     mask = (torch.rand(2, 6, generator=gen) > 0.5).float()
     mask[0, 0] = 1.0
-    total, mse, four = mae_loss(pred, target, mask, 4, 0.25)
+    total, mse, four = mae_loss(pred, target, mask, 4, 0.25, grid=(2, 3))
     expected_mse = (((pred - target) ** 2).mean(-1) * mask).sum() / mask.sum()
     torch.testing.assert_close(mse, expected_mse)
-    torch.testing.assert_close(four, fourier_loss(pred, target, 4, mask))
+    torch.testing.assert_close(four, fourier_loss(pred, target, 4, mask, grid=(2, 3)))
     torch.testing.assert_close(total, 0.75 * mse + 0.25 * four)
+    _, _, four_patch = mae_loss(pred, target, mask, 4, 0.25, fourier_form="patch")
+    torch.testing.assert_close(four_patch, fourier_loss(pred, target, 4, mask, form="patch"))
     total0, mse0, four0 = mae_loss(pred, target, mask, 4, 0.0)
     assert float(total0) == float(mse0) and float(four0) == 0.0
 
@@ -105,6 +148,18 @@ def test_microscopy_mae_trains_seeded_and_pickles(fitted, digits):
     assert np.isfinite(fitted.score(X[:40]))
 
 
+def test_microscopy_mae_fourier_form_changes_the_training_loss(digits):
+    X, _ = digits
+    common = dict(image_shape=(1, 8, 8), patch_size=2, embed_dim=8, depth=1, n_heads=2,
+                  decoder_dim=8, decoder_heads=2, max_epochs=1, fourier_weight=0.5,
+                  random_state=0, device="cpu")
+    grid = MicroscopyMAE(**common).fit(X[:64])
+    patch = MicroscopyMAE(fourier_form="patch", **common).fit(X[:64])
+    assert MicroscopyMAE().fourier_form == "grid"
+    # same seed and data: the two forms measure different Fourier distances
+    assert grid.history_[0]["fourier_loss"] != pytest.approx(patch.history_[0]["fourier_loss"])
+
+
 def test_microscopy_mae_pads_rows_to_square_images():
     X = np.random.default_rng(0).normal(size=(20, 10))
     mae = MicroscopyMAE(patch_size=2, embed_dim=8, depth=1, n_heads=2, decoder_dim=8,
@@ -116,7 +171,8 @@ def test_microscopy_mae_pads_rows_to_square_images():
 def test_microscopy_mae_variants_fit(digits):
     X, _ = digits
     for params in ({"channel_agnostic": True, "residual": "rw+lr", "laurel_rank": 2},
-                   {"block_type": "parallel", "residual": "rw", "fourier_weight": 0.0}):
+                   {"block_type": "parallel", "residual": "rw", "fourier_weight": 0.0},
+                   {"fourier_form": "patch", "fourier_weight": 0.5}):
         mae = MicroscopyMAE(image_shape=(1, 8, 8), patch_size=4, embed_dim=8, depth=2,
                             n_heads=2, decoder_dim=8, decoder_heads=2, max_epochs=1,
                             random_state=0, device="cpu", **params).fit(X[:64])
@@ -152,5 +208,7 @@ def test_microscopy_mae_bad_inputs(fitted, digits):
         MicroscopyMAE(image_shape=(8, 8), max_epochs=1).fit(X)
     with pytest.raises(ValueError, match="mask_ratio"):
         MicroscopyMAE(mask_ratio=1.5).fit(X)
+    with pytest.raises(ValueError, match="fourier_form"):
+        MicroscopyMAE(fourier_form="image").fit(X)
     with pytest.raises(ValueError, match="X has 10 features"):
         fitted.transform(X[:, :10])
