@@ -4,19 +4,21 @@ The paper pretrains a 1.9B-parameter MAE on 8 billion crops of Recursion's
 Cell Painting screens. No such data or compute is at hand, so the claims are
 checked on synthetic plates whose ground truth is known
 (:func:`~skpaper.datasets.make_plate_embeddings`,
-:func:`~skpaper.datasets.make_synthetic_cell_plates`) and, for block search
-on a deliberately degraded encoder, on scikit-learn's digits. The MAEs
-trained here are tiny and briefly trained; ``full`` scale is sized for a GPU.
+:func:`~skpaper.datasets.make_synthetic_cell_plates`). Every comparison runs
+its arms on the same list of seeds (a new screen and a new MAE initialisation
+per seed) and asserts the paper's direction with a one-sided paired bound.
+The MAEs trained here are tiny and briefly trained; ``full`` scale is sized
+for a GPU. (Block search on a deliberately degraded encoder is a unit test in
+``tests/representation/test_microscopy.py``, not a claim.)
 """
 
 from functools import lru_cache
 
 import numpy as np
-import torch
-from torch import nn
 
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, paired_difference, seed_summary
 
 SLUG = "microscopy-mae"
 
@@ -24,160 +26,109 @@ register_paper(SLUG, "ViTally Consistent: Scaling Biological Representation Lear
                "Cell Microscopy", module="skpaper.representation")
 
 _TVN = {
-    "smoke": dict(n_datasets=1, n_perturbations=40),
+    "smoke": dict(n_datasets=2, n_perturbations=40),
     "quick": dict(n_datasets=5, n_perturbations=100),
     "full": dict(n_datasets=20, n_perturbations=300),
-}
-
-_DIGITS = {
-    "smoke": dict(n_train=300, epochs=2, depth=4, degraded=2, dim=16),
-    "quick": dict(n_train=1000, epochs=6, depth=6, degraded=2, dim=32),
-    "full": dict(n_train=1797, epochs=40, depth=8, degraded=3, dim=64),
 }
 
 _PLATES = {
     # generator size, MAE size and budget, probe folds
     "smoke": dict(n_perturbations=12, n_sites=1, image_size=16, dim=16, depth=3, epochs=2,
-                  cv=2),
+                  cv=2, n_seeds=2),
     "quick": dict(n_perturbations=30, n_sites=2, image_size=24, dim=32, depth=4, epochs=12,
-                  cv=3),
+                  cv=3, n_seeds=5),
     "full": dict(n_perturbations=100, n_sites=4, image_size=32, dim=128, depth=8, epochs=100,
-                 cv=5),
+                 cv=5, n_seeds=10),
 }
 
 
 def _seed(seed, offset):
-    return int(seed) * 1009 + offset
+    return (int(seed) * 1009 + offset) % (2**31 - 1)
+
 
 
 # ----------------------------------------------------------------------------- claim 1
-@register_claim(SLUG, "tvn-replicate-consistency",
-                "Typical variation normalisation fitted on controls (PCA whitening of the "
-                "pooled controls, then per-plate centring and scaling) raises replicate "
-                "consistency (KS between replicate and random-pair cosines) over raw features.")
+def _tvn_ks(d, params, rng=None):
+    """Replicate consistency of ``d.X`` after TVN (``params=None``: raw features).
+
+    With ``rng``, the normaliser is fitted blind: control flags and plate labels
+    are permuted, so it whitens and centres on random wells of random plates.
+    """
+    from ..representation import TypicalVariationNormalizer, replicate_consistency_ks
+
+    wells = ~d.is_control
+    Z = d.X
+    if params is not None:
+        batches, controls = d.plate, d.is_control
+        if rng is not None:
+            batches, controls = rng.permutation(batches), rng.permutation(controls)
+        Z = TypicalVariationNormalizer(**params).fit(
+            d.X, batches=batches, is_control=controls).transform(d.X, batches=batches)
+    return replicate_consistency_ks(Z[wells], d.perturbation[wells], batches=d.plate[wells])
+
+
+@register_claim(
+    SLUG, "tvn-replicate-consistency",
+    "Typical variation normalisation fitted on controls (PCA whitening of the pooled "
+    "controls, then per-plate centring and scaling) raises replicate consistency (KS between "
+    "replicate and random-pair cosines) over raw features.",
+    paper_statement="TVN (PCA whitening on negative controls, per-batch centring and "
+                    "scaling) is the post-processing behind the paper's replicate-"
+                    "consistency figures (KS 0.63 for MAE-G/8 + TVN on RxRx3).",
+    check=("Over synthetic screens (paired: every method on the same screen), lower one-sided "
+           "95% t bound of mean(KS(TVN) - KS(raw)) > 0."),
+    control="controls and plates blind: the same normaliser fitted with permuted control "
+            "flags and plate labels, same check",
+)
 def _claim_tvn(scale, seed, out_dir):
     from ..datasets import make_plate_embeddings
-    from ..representation import TypicalVariationNormalizer, replicate_consistency_ks
 
     cfg = _TVN[scale]
     methods = {"raw": None, "centre+scale": dict(whiten=False), "TVN": dict(),
                "TVN+CORAL": dict(coral=True)}
-    ks = {name: [] for name in methods}
-    for i in range(cfg["n_datasets"]):
-        d = make_plate_embeddings(n_perturbations=cfg["n_perturbations"],
-                                  random_state=_seed(seed, i))
-        wells = ~d.is_control
+    ks = {name: [] for name in [*methods, "TVN, controls and plates blind"]}
+    for s in claim_seeds(seed, cfg["n_datasets"]):
+        d = make_plate_embeddings(n_perturbations=cfg["n_perturbations"], random_state=s)
         for name, params in methods.items():
-            Z = d.X
-            if params is not None:
-                Z = TypicalVariationNormalizer(**params).fit(
-                    d.X, batches=d.plate, is_control=d.is_control).transform(d.X,
-                                                                             batches=d.plate)
-            ks[name].append(replicate_consistency_ks(Z[wells], d.perturbation[wells],
-                                                     batches=d.plate[wells]))
-    means = {name: float(np.mean(v)) for name, v in ks.items()}
-    wins = int(np.sum(np.array(ks["TVN"]) > np.array(ks["raw"])))
-    passed = means["TVN"] > means["raw"] and wins >= int(np.ceil(0.8 * cfg["n_datasets"]))
+            ks[name].append(_tvn_ks(d, params))
+        ks["TVN, controls and plates blind"].append(
+            _tvn_ks(d, {}, np.random.default_rng(s)))
+    gain = paired_difference(ks["TVN"], ks["raw"])
+    blind = paired_difference(ks["TVN, controls and plates blind"], ks["raw"])
 
-    fig, ax = new_figure(figsize=(5.5, 3.4))
-    names = list(methods)
-    ax.bar(names, [means[n] for n in names], color=["gray", "tab:blue", "tab:green",
-                                                     "tab:olive"])
+    fig, ax = new_figure(figsize=(6, 3.4))
+    names = list(ks)
+    ax.bar(range(len(names)), [np.mean(ks[n]) for n in names],
+           color=["gray", "tab:blue", "tab:green", "tab:olive", "tab:red"])
     for j, n in enumerate(names):
         ax.scatter(np.full(len(ks[n]), j), ks[n], color="k", s=8, zorder=3)
+    ax.set_xticks(range(len(names)), [n.replace(", ", ",\n") for n in names], fontsize=7)
     ax.set_ylabel("replicate consistency (KS)")
     ax.set_title("batch correction on synthetic plates (6 plates, 40 controls each)")
     artifact = save_figure(fig, out_dir, "tvn_replicate_consistency")
     return ClaimResult(
-        observed={"ks_mean": means, "tvn_beats_raw": f"{wins}/{cfg['n_datasets']}",
-                  "ks_per_dataset": {n: [round(v, 4) for v in ks[n]] for n in names}},
-        expected={"criterion": "mean KS of TVN > raw, and TVN > raw on >= 80% of datasets",
+        observed={"ks": {n: seed_summary(v) for n, v in ks.items()},
+                  "tvn_minus_raw": gain.to_dict(),
+                  "tvn_minus_blind_tvn": paired_difference(
+                      ks["TVN"], ks["TVN, controls and plates blind"]).to_dict()},
+        expected={"tvn_minus_raw_lower_bound": "> 0",
                   "paper": "MAE-G/8 + TVN KS 0.63 on RxRx3 (real data; not comparable)"},
-        passed=bool(passed), artifacts=[artifact],
+        passed=gain.passed,
+        control=ControlResult(observed={"blind_minus_raw": blind.to_dict()},
+                              passed=blind.passed),
+        arms={n: {"parameters": "no trained parameters", "train_steps": 0,
+                  "train_examples": "the same screen"} for n in ks},
+        artifacts=[artifact],
         notes=("Feature-level synthetic plates: perturbation effects plus shared nuisance "
-               "directions, per-plate offsets, scalings and small rotations. With 40 "
-               "controls per plate, CORAL's per-plate covariance is estimated from few "
-               "samples."),
+               "directions, per-plate offsets, scalings and small rotations. The blind "
+               "control tells the use of controls and plates apart from whitening as such. "
+               "With 40 controls per plate, CORAL's per-plate covariance is estimated from "
+               "few samples."),
     )
 
 
-# ----------------------------------------------------------------------------- claim 2
-class _DegradedBlock(nn.Module):
-    """Replaces a block by a random low-rank projection of the stream plus fresh noise."""
-
-    def __init__(self, dim, rank, noise, seed):
-        super().__init__()
-        gen = torch.Generator().manual_seed(seed)
-        self.register_buffer("proj", torch.randn(dim, rank, generator=gen)
-                             @ torch.randn(rank, dim, generator=gen) / dim)
-        self.noise = float(noise)
-        self.generator = torch.Generator().manual_seed(seed + 1)
-
-    def forward(self, x, history=None):
-        noise = torch.randn(x.shape, generator=self.generator).to(x.device, x.dtype)
-        return x @ self.proj.to(x.dtype) + self.noise * noise
-
-
-def _degrade_last_blocks(mae, n_degraded, seed, noise=3.0):
-    """Overwrite the last ``n_degraded`` encoder blocks of a fitted MicroscopyMAE in place."""
-    encoder = mae.module_.encoder
-    for j in range(encoder.depth - n_degraded, encoder.depth):
-        encoder.blocks[j] = _DegradedBlock(encoder.embed_dim, 2, noise, seed + j)
-    return mae
-
-
-@register_claim(SLUG, "block-search-degraded",
-                "Intermediate-block search picks an earlier block when the last blocks are "
-                "degraded, and the encoder trimmed at that block reproduces its features.")
-def _claim_block_search(scale, seed, out_dir):
-    from sklearn.datasets import load_digits
-    from sklearn.frozen import FrozenEstimator
-
-    from ..representation import BlockSearchProbe, MicroscopyMAE
-
-    cfg = _DIGITS[scale]
-    X, y = load_digits(return_X_y=True)
-    order = np.random.default_rng(_seed(seed, 11)).permutation(len(X))[: cfg["n_train"]]
-    X, y = X[order], y[order]
-    mae = MicroscopyMAE(image_shape=(1, 8, 8), patch_size=2, embed_dim=cfg["dim"],
-                        depth=cfg["depth"], n_heads=2, decoder_dim=16, decoder_heads=2,
-                        layer_scale=None, max_epochs=cfg["epochs"], lr=2e-3, batch_size=64,
-                        random_state=_seed(seed, 12)).fit(X)
-    intact = BlockSearchProbe(FrozenEstimator(mae), cv=3).fit(X, y)
-    _degrade_last_blocks(mae, cfg["degraded"], _seed(seed, 13))
-    search = BlockSearchProbe(FrozenEstimator(mae), cv=3).fit(X, y)
-    first_degraded = cfg["depth"] - cfg["degraded"] + 1
-    trimmed = search.trimmed_encoder_.transform(X)
-    direct = mae.transform_all_blocks(X)[search.best_block_ - 1]
-    max_diff = float(np.max(np.abs(trimmed - direct)))
-    passed = search.best_block_ < first_degraded and max_diff < 1e-8
-
-    fig, ax = new_figure(figsize=(5.5, 3.4))
-    blocks = np.arange(1, cfg["depth"] + 1)
-    ax.plot(blocks, intact.block_scores_, "o-", label="trained encoder")
-    ax.plot(blocks, search.block_scores_, "s-", label=f"last {cfg['degraded']} blocks degraded")
-    ax.axvline(search.best_block_, color="tab:green", ls="--", label="chosen block")
-    ax.axhline(0.1, color="gray", ls=":", label="chance")
-    ax.set_xlabel("encoder block")
-    ax.set_ylabel("probe balanced accuracy (3-fold)")
-    ax.set_title("block search on digits (tiny MAE)")
-    ax.legend(fontsize=8)
-    artifact = save_figure(fig, out_dir, "block_search_degraded")
-    return ClaimResult(
-        observed={"best_block": search.best_block_, "first_degraded_block": first_degraded,
-                  "block_scores": np.round(search.block_scores_, 4).tolist(),
-                  "intact_block_scores": np.round(intact.block_scores_, 4).tolist(),
-                  "intact_best_block": intact.best_block_,
-                  "trimmed_vs_block_max_abs_diff": max_diff},
-        expected={"best_block": f"< {first_degraded}", "trimmed_vs_block_max_abs_diff": 1e-8},
-        passed=bool(passed), artifacts=[artifact],
-        notes=("Degraded blocks replace the stream by a rank-2 random projection plus "
-               "Gaussian noise (a deliberately broken encoder, not a trained one)."),
-    )
-
-
-# ----------------------------------------------------------------------------- claims 3, 4
-@lru_cache(maxsize=4)
+# ----------------------------------------------------------------------------- claims 2, 3
+@lru_cache(maxsize=16)
 def _plates(scale, seed):
     from ..datasets import make_synthetic_cell_plates
 
@@ -198,41 +149,100 @@ def _mae(scale, seed, image_shape, epochs=None):
                          inference_dtype="float32")
 
 
+@lru_cache(maxsize=16)
+def _uncurated_mae(scale, seed):
+    """The MAE pretrained on every image of the seed's screen (shared by two claims)."""
+    d = _plates(scale, seed)
+    return _mae(scale, seed, d.image_shape).fit(d.X)
+
+
 def _probe_task(d):
     """Images of perturbations with a phenotype, labelled by pathway (the proxy task)."""
     rows = ~d.is_control & d.has_phenotype[np.maximum(d.perturbation, 0)]
     return rows, d.pathway[d.perturbation[rows]]
 
 
-def _block_curve(mae, d, rows, labels, cv):
+def _selected_vs_last(blocks, labels, cv, seed):
+    """Held-out balanced accuracy of the searched block and of the last block.
+
+    Outer stratified folds; in each, the block is chosen by cross-validated
+    probing on the training part only (the paper's search), then a probe on
+    that block and one on the last block are fitted on the training part and
+    scored on the held-out part, so that choosing the best of several blocks
+    gives no built-in advantage over the last.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     from ..representation import linear_separability
 
+    outer = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
+    chosen, last, picks = [], [], []
+    for train, test in outer.split(blocks[0], labels):
+        inner = [linear_separability(f[train], labels[train], cv=cv, random_state=seed)
+                 for f in blocks]
+        best = int(np.argmax(inner))
+        picks.append(best + 1)
+        for b, out in ((best, chosen), (len(blocks) - 1, last)):
+            probe = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+            probe.fit(blocks[b][train], labels[train])
+            out.append(balanced_accuracy_score(labels[test], probe.predict(blocks[b][test])))
+    return float(np.mean(chosen)), float(np.mean(last)), picks
+
+
+def _block_scores(mae, d, rows, labels, cv, seed, permute=False):
     feats = mae.transform_all_blocks(d.X[rows])
-    return np.array([linear_separability(f, labels, cv=cv, random_state=0) for f in feats])
+    if permute:
+        labels = np.random.default_rng(seed).permutation(labels)
+    return _selected_vs_last(feats, labels, cv, seed)
 
 
-@register_claim(SLUG, "per-block-probe-curve",
-                "Probing every block of an MAE trained on cell images gives a per-block curve; "
-                "in the paper the best block is often intermediate (38 of 48 for MAE-G/8).")
+@register_claim(
+    SLUG, "intermediate-block-beats-last",
+    "The encoder block chosen by linear probing of an MAE trained on cell images beats the "
+    "last block on held-out data.",
+    paper_statement="The best block is often intermediate: 38 of 48 for MAE-G/8 (RxRx1 "
+                    "balanced accuracy 0.51 at block 38 against 0.47 at the last block), 20 "
+                    "of 24 for MAE-L/8; CA-MAE-S peaks at its last block (Sec. 3.3).",
+    check=("Over paired seeds (a new screen and MAE each), lower one-sided 95% t bound of "
+           "mean(held-out pathway balanced accuracy of the block chosen by inner-fold probing "
+           "- that of the last block) > 0 (nested cross-validation)."),
+    control="pathway labels permuted: the same search and comparison on shuffled labels",
+)
 def _claim_block_curve(scale, seed, out_dir):
     from sklearn.decomposition import PCA
 
     from ..representation import linear_separability
 
     cfg = _PLATES[scale]
-    d = _plates(scale, seed)
-    rows, labels = _probe_task(d)
-    mae = _mae(scale, seed, d.image_shape).fit(d.X)
-    curve = _block_curve(mae, d, rows, labels, cfg["cv"])
+    chosen, last, picks, chosen_c, last_c, curves, pixel = [], [], [], [], [], [], []
+    for s in claim_seeds(seed, cfg["n_seeds"]):
+        d = _plates(scale, s)
+        rows, labels = _probe_task(d)
+        mae = _uncurated_mae(scale, s)
+        a, b, p = _block_scores(mae, d, rows, labels, cfg["cv"], s)
+        chosen.append(a), last.append(b), picks.append(p)
+        a, b, _ = _block_scores(mae, d, rows, labels, cfg["cv"], s, permute=True)
+        chosen_c.append(a), last_c.append(b)
+        feats = mae.transform_all_blocks(d.X[rows])
+        curves.append([linear_separability(f, labels, cv=cfg["cv"], random_state=0)
+                       for f in feats])
+        pcs = PCA(min(32, rows.sum() - 1), random_state=0).fit_transform(d.X[rows])
+        pixel.append(linear_separability(pcs, labels, cv=cfg["cv"], random_state=0))
+    gain = paired_difference(chosen, last)
+    ctrl = paired_difference(chosen_c, last_c)
     n_pathways = np.unique(labels).size
-    pixels = PCA(min(32, rows.sum() - 1), random_state=0).fit_transform(d.X[rows])
-    baseline = linear_separability(pixels, labels, cv=cfg["cv"], random_state=0)
-    best = int(np.argmax(curve)) + 1
-    passed = curve.max() > 1.0 / n_pathways + 0.05
+    curve = np.mean(curves, axis=0)
 
     fig, ax = new_figure(figsize=(5.5, 3.4))
-    ax.plot(np.arange(1, len(curve) + 1), curve, "o-", label="MAE block")
-    ax.axhline(baseline, color="tab:orange", ls="--", label="pixel PCA")
+    blocks = np.arange(1, len(curve) + 1)
+    for c in curves:
+        ax.plot(blocks, c, "-", color="tab:blue", alpha=0.25, lw=1)
+    ax.plot(blocks, curve, "o-", color="tab:blue", label="MAE block (mean over seeds)")
+    ax.axhline(np.mean(pixel), color="tab:orange", ls="--", label="pixel PCA")
     ax.axhline(1.0 / n_pathways, color="gray", ls=":", label="chance")
     ax.set_xlabel("encoder block")
     ax.set_ylabel("pathway balanced accuracy")
@@ -240,32 +250,36 @@ def _claim_block_curve(scale, seed, out_dir):
     ax.legend(fontsize=8)
     artifact = save_figure(fig, out_dir, "per_block_probe_curve")
     return ClaimResult(
-        observed={"block_scores": np.round(curve, 4).tolist(), "best_block": best,
-                  "depth": len(curve), "last_block_score": float(curve[-1]),
-                  "pixel_pca_score": float(baseline), "chance": 1.0 / n_pathways,
-                  "final_reconstruction_loss": float(mae.history_[-1]["reconstruction_loss"])},
-        expected={"criterion": "best block above chance + 0.05 (where it lies is reported, "
-                               "not asserted)",
+        observed={"chosen_minus_last": gain.to_dict(),
+                  "chosen_block_score": seed_summary(chosen),
+                  "last_block_score": seed_summary(last), "chosen_blocks": picks,
+                  "mean_block_curve": np.round(curve, 4).tolist(),
+                  "pixel_pca_score": seed_summary(pixel), "chance": 1.0 / n_pathways,
+                  "depth": len(curve)},
+        expected={"chosen_minus_last_lower_bound": "> 0",
                   "paper_best_blocks": {"MAE-G/8": "38/48", "MAE-L/8": "20/24",
                                         "CA-MAE-S": "12/12"}},
-        passed=bool(passed), artifacts=[artifact],
+        passed=gain.passed,
+        control=ControlResult(observed={"chosen_minus_last": ctrl.to_dict()},
+                              passed=ctrl.passed),
+        arms={"chosen block": {"parameters": "the same MAE", "train_steps": "the same",
+                               "train_examples": "the same folds"},
+              "last block": {"parameters": "the same MAE", "train_steps": "the same",
+                             "train_examples": "the same folds"}},
+        artifacts=[artifact],
         notes=(f"A {cfg['depth']}-block, width-{cfg['dim']} MAE trained for {cfg['epochs']} "
                "epochs on a few hundred synthetic images: far from the paper's regime, and "
-               "its features may trail a pixel-PCA baseline at this budget."),
+               "its features may trail a pixel-PCA baseline at this budget. When the inner "
+               "search picks the last block the difference of that fold is zero."),
     )
 
 
-@register_claim(SLUG, "curation-improves-probe",
-                "Pretraining on a curated set (perturbations with consistent replicates only) "
-                "matches or beats the uncurated set at equal training budget.")
-def _claim_curation(scale, seed, out_dir):
+def _curation_masks(scale, seed, d):
+    """The consistency-curated image mask and a random mask of the same size."""
     from sklearn.decomposition import PCA
 
     from ..representation import PerturbationConsistencyFilter, TypicalVariationNormalizer
 
-    cfg = _PLATES[scale]
-    d = _plates(scale, seed)
-    rows, labels = _probe_task(d)
     # prior model: pixel PCA, batch-corrected on controls (stands in for the earlier MAE)
     prior = PCA(min(32, len(d.X) - 1), random_state=0).fit_transform(d.X)
     prior = TypicalVariationNormalizer(n_components=16).fit(
@@ -277,41 +291,83 @@ def _claim_curation(scale, seed, out_dir):
     rng = np.random.default_rng(_seed(seed, 32))
     # paper: keep 30% of negative controls
     keep_controls = d.is_control & (rng.random(len(d.X)) < 0.3)
-    curated = filt.sample_mask(d.perturbation) & wells | keep_controls
-    # equal budget: the same number of optimiser steps for both sets
-    steps_full = cfg["epochs"] * int(np.ceil(len(d.X) / 64))
-    epochs_curated = max(1, int(round(steps_full / np.ceil(curated.sum() / 64))))
-    full = _mae(scale, seed, d.image_shape).fit(d.X)
-    cur = _mae(scale, seed, d.image_shape, epochs=epochs_curated).fit(d.X[curated])
-    curve_full = _block_curve(full, d, rows, labels, cfg["cv"])
-    curve_cur = _block_curve(cur, d, rows, labels, cfg["cv"])
-    kept = filt.consistent_
+    kept = filt.perturbations_[filt.consistent_].astype(int)
+    others = rng.choice(filt.perturbations_.astype(int), size=kept.size, replace=False)
+    curated = np.isin(d.perturbation, kept) & wells | keep_controls
+    random = np.isin(d.perturbation, others) & wells | keep_controls
     truth = d.has_phenotype[filt.perturbations_.astype(int)]
-    precision = float(truth[kept].mean()) if kept.any() else float("nan")
-    recall = float(kept[truth].mean()) if truth.any() else float("nan")
-    passed = curve_cur.max() >= curve_full.max()
+    return curated, random, filt.consistent_, truth
+
+
+@register_claim(
+    SLUG, "curation-improves-probe",
+    "Pretraining on a curated set (perturbations with consistent replicates only) beats "
+    "the uncurated set at equal training budget.",
+    paper_statement="Phenoprints-16M, curated from RPI-93M by a replicate-consistency filter, "
+                    "matches or beats it with 5x fewer images (KS 0.52 -> 0.59, Sec. 3.1).",
+    check=("Over paired seeds (a new screen each), lower one-sided 95% t bound of "
+           "mean(held-out pathway balanced accuracy of the searched block, curated MAE - "
+           "uncurated MAE) > 0; both MAEs get the same number of optimiser steps."),
+    control="curation by chance: an MAE trained on randomly chosen perturbations, as many "
+            "images as the curated set, same steps and check",
+)
+def _claim_curation(scale, seed, out_dir):
+    cfg = _PLATES[scale]
+    score = {"uncurated": [], "curated": [], "random subset": []}
+    sizes, precision, recall = [], [], []
+    for s in claim_seeds(seed, cfg["n_seeds"]):
+        d = _plates(scale, s)
+        rows, labels = _probe_task(d)
+        curated, random, kept, truth = _curation_masks(scale, s, d)
+        # equal budget: the same number of optimiser steps for every set
+        steps_full = cfg["epochs"] * int(np.ceil(len(d.X) / 64))
+        epochs = max(1, int(round(steps_full / np.ceil(curated.sum() / 64))))
+        models = {"uncurated": _uncurated_mae(scale, s),
+                  "curated": _mae(scale, s, d.image_shape, epochs=epochs).fit(d.X[curated]),
+                  "random subset": _mae(scale, s, d.image_shape,
+                                        epochs=epochs).fit(d.X[random])}
+        for name, mae in models.items():
+            score[name].append(_block_scores(mae, d, rows, labels, cfg["cv"], s)[0])
+        sizes.append(int(curated.sum()))
+        precision.append(float(truth[kept].mean()) if kept.any() else float("nan"))
+        recall.append(float(kept[truth].mean()) if truth.any() else float("nan"))
+    gain = paired_difference(score["curated"], score["uncurated"])
+    ctrl = paired_difference(score["random subset"], score["uncurated"])
 
     fig, ax = new_figure(figsize=(5.5, 3.4))
-    blocks = np.arange(1, len(curve_full) + 1)
-    ax.plot(blocks, curve_full, "o-", label=f"uncurated ({len(d.X)} images)")
-    ax.plot(blocks, curve_cur, "s-", label=f"curated ({int(curated.sum())} images)")
-    ax.set_xlabel("encoder block")
-    ax.set_ylabel("pathway balanced accuracy")
-    ax.set_title("curation at equal optimiser steps")
-    ax.legend(fontsize=8)
+    names = list(score)
+    for j, n in enumerate(names):
+        ax.bar(j, np.mean(score[n]), color=["gray", "tab:blue", "tab:red"][j])
+        ax.scatter(np.full(len(score[n]), j), score[n], color="k", s=8, zorder=3)
+    for vals in zip(*score.values()):
+        ax.plot(range(len(names)), vals, color="k", lw=0.5, alpha=0.4)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel("held-out pathway balanced accuracy")
+    ax.set_title("curation at equal optimiser steps (lines: paired seeds)")
     artifact = save_figure(fig, out_dir, "curation_probe")
+    n_images = len(_plates(scale, claim_seeds(seed, 1)[0]).X)
     return ClaimResult(
-        observed={"best_score_curated": float(curve_cur.max()),
-                  "best_score_uncurated": float(curve_full.max()),
-                  "curated_images": int(curated.sum()), "uncurated_images": len(d.X),
-                  "kept_perturbations": int(kept.sum()),
-                  "filter_precision": precision, "filter_recall": recall,
-                  "curves": {"curated": np.round(curve_cur, 4).tolist(),
-                             "uncurated": np.round(curve_full, 4).tolist()}},
-        expected={"criterion": "curated best-block score >= uncurated",
+        observed={"curated_minus_uncurated": gain.to_dict(),
+                  "score": {n: seed_summary(v) for n, v in score.items()},
+                  "curated_images": sizes, "uncurated_images": n_images,
+                  "filter_precision": precision, "filter_recall": recall},
+        expected={"curated_minus_uncurated_lower_bound": "> 0",
                   "paper": "Phenoprints-16M (curated) matches or beats RPI-93M; KS 0.52 -> 0.59"},
-        passed=bool(passed), artifacts=[artifact],
+        passed=gain.passed,
+        control=ControlResult(observed={"random_minus_uncurated": ctrl.to_dict()},
+                              passed=ctrl.passed),
+        arms={"uncurated": {"parameters": "same MAE architecture",
+                            "train_steps": cfg["epochs"] * int(np.ceil(n_images / 64)),
+                            "train_examples": n_images},
+              "curated": {"parameters": "same MAE architecture",
+                          "train_steps": "equal to uncurated (more epochs)",
+                          "train_examples": sizes},
+              "random subset": {"parameters": "same MAE architecture",
+                                "train_steps": "equal to uncurated (more epochs)",
+                                "train_examples": sizes}},
+        artifacts=[artifact],
         notes=("The filter runs on a pixel-PCA + TVN prior (the paper uses an earlier MAE "
-               "or a weakly supervised model). Both MAEs get the same number of optimiser "
-               "steps. Small models and data: the difference is within seed noise."),
+               "or a weakly supervised model). Every MAE gets the same number of optimiser "
+               "steps (up to rounding of epochs); all are scored by the same nested block "
+               "search. Small models and data."),
     )

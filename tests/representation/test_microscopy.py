@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from scipy import stats
 from sklearn import config_context
 from sklearn.base import BaseEstimator
@@ -10,7 +11,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 from skpaper.datasets import make_plate_embeddings, make_synthetic_cell_plates
-from skpaper.papers import microscopy_mae
 from skpaper.representation import (
     BlockSearchProbe,
     PerturbationConsistencyFilter,
@@ -183,13 +183,41 @@ def test_block_search_picks_the_informative_block():
     assert search.score(X, y) > 0.9 and list(search.classes_) == [0, 1, 2]
 
 
-def test_block_search_degraded_mae_claim_smoke(tmp_path):
-    result = microscopy_mae._claim_block_search("smoke", 0, tmp_path)
-    assert result.passed
-    assert result.observed["best_block"] < result.observed["first_degraded_block"]
-    scores = result.observed["block_scores"]
-    assert max(scores[-2:]) < 0.3 < scores[result.observed["best_block"] - 1]
-    assert (tmp_path / result.artifacts[0]).exists()
+class _DegradedBlock(torch.nn.Module):
+    """Replaces an encoder block by a random rank-2 projection of the stream plus noise."""
+
+    def __init__(self, dim, seed, noise=3.0):
+        super().__init__()
+        gen = torch.Generator().manual_seed(seed)
+        self.register_buffer("proj", torch.randn(dim, 2, generator=gen)
+                             @ torch.randn(2, dim, generator=gen) / dim)
+        self.noise = noise
+        self.generator = torch.Generator().manual_seed(seed + 1)
+
+    def forward(self, x, history=None):
+        noise = torch.randn(x.shape, generator=self.generator).to(x.device, x.dtype)
+        return x @ self.proj.to(x.dtype) + self.noise * noise
+
+
+def test_block_search_avoids_degraded_last_blocks_and_trims_there():
+    from sklearn.datasets import load_digits
+
+    from skpaper.representation import MicroscopyMAE
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300], y[:300]
+    mae = MicroscopyMAE(image_shape=(1, 8, 8), patch_size=2, embed_dim=16, depth=4, n_heads=2,
+                        decoder_dim=16, decoder_heads=2, layer_scale=None, max_epochs=2,
+                        lr=2e-3, batch_size=64, random_state=0, device="cpu").fit(X)
+    encoder = mae.module_.encoder
+    for j in (2, 3):  # blocks 3 and 4 become noise
+        encoder.blocks[j] = _DegradedBlock(encoder.embed_dim, seed=10 + j)
+    search = BlockSearchProbe(FrozenEstimator(mae), cv=3).fit(X, y)
+    assert search.best_block_ <= 2
+    assert max(search.block_scores_[2:]) < 0.3 < search.block_scores_[search.best_block_ - 1]
+    trimmed = search.trimmed_encoder_.transform(X)
+    direct = mae.transform_all_blocks(X)[search.best_block_ - 1]
+    np.testing.assert_allclose(trimmed, direct, atol=1e-8)
 
 
 def test_block_search_frozen_encoder_is_not_refitted():
