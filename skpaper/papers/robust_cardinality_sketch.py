@@ -3,7 +3,7 @@
 import numpy as np
 
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
 
 SLUG = "robust-cardinality-sketch"
 register_paper(
@@ -15,17 +15,17 @@ register_paper(
 _MODES = ("standard", "basic", "tracking")
 _TOLERANCE = 0.25
 
-# Attack settings per scale. Smoke shrinks n and k; epsilon grows as 1/k so that
-# the robust answers keep the relative noise of the k=256, epsilon=0.2 setting.
+# Attack settings per scale. Smoke shrinks n and k; its epsilon is doubled (not
+# quadrupled as 1/k would): with the budget ~ 1/epsilon**2, 1/k scaling would leave
+# a budget far below the smoke attack's per-key participation.
 _ATTACK = {
-    "smoke": {"n": 2000, "k": 64, "epsilon": 0.8, "n_queries": 512,
+    "smoke": {"n": 2000, "k": 64, "epsilon": 0.4, "n_queries": 512,
               "grid": [64, 512]},
     "quick": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 2048,
               "grid": [128, 256, 512, 1024, 2048, 4096]},
     "full": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 8192,
              "grid": [128, 256, 512, 1024, 2048, 4096, 8192, 16384]},
 }
-_BUDGET = 40
 
 
 def _attack(mode, cfg, n_queries, seed):
@@ -34,7 +34,7 @@ def _attack(mode, cfg, n_queries, seed):
 
     keys = np.arange(cfg["n"])
     est = RobustCardinalitySketch(
-        k=cfg["k"], mode=mode, epsilon=cfg["epsilon"], budget=_BUDGET, random_state=seed
+        k=cfg["k"], mode=mode, epsilon=cfg["epsilon"], random_state=seed
     ).fit()
     res = correlation_attack(
         est, keys, n_queries=n_queries,
@@ -48,12 +48,26 @@ def _within(res):
     return abs(res.ratio_in - 1) <= _TOLERANCE and abs(res.ratio_out - 1) <= _TOLERANCE
 
 
+def _check(std, robust, k):
+    # The claim's check: the standard estimator breaks, the robust one stays within
+    # its band on both attacked sets and keeps at most 4k deactivated keys (a sketch).
+    return bool(std.ratio_in >= 3.0 and _within(robust) and robust.n_deactivated <= 4 * k)
+
+
 @register_claim(
     SLUG,
     "attack-breaks-standard-not-tracking",
     "Under the single-batch correlation attack the standard bottom-k estimator "
     "overestimates the selected set A_in by at least 3x, while the tracking robust "
-    "estimator stays within 25% on both A_in and A_out.",
+    "estimator stays within 25% on both A_in and A_out with at most 4k deactivated keys.",
+    paper_statement="Robust estimators for the bottom-k sketch handle adaptive queries while "
+                    "each key takes part in at most r = O~(k^2) of them; the tracking "
+                    "estimator deactivates over-exposed keys (abstract; simulations on "
+                    "attack workloads). The standard estimator breaks after a number of "
+                    "queries linear in k (Ahmadian & Cohen, ICML 2024).",
+    check="standard ratio_in >= 3, tracking |ratio_in - 1| <= 0.25 and |ratio_out - 1| <= "
+          "0.25, tracking n_deactivated <= 4k, one attack per mode on the same secret seed",
+    control="tracking ledger off (the basic robust estimator, no deactivation)",
 )
 def _claim_attack(scale, seed, out_dir):
     cfg = _ATTACK[scale]
@@ -76,29 +90,38 @@ def _claim_attack(scale, seed, out_dir):
     fig.suptitle(f"n={cfg['n']}, k={cfg['k']}, {cfg['n_queries']} attack queries")
     artifact = save_figure(fig, out_dir, "attack_ratios")
 
-    std, trk = results["standard"], results["tracking"]
+    std, trk, bas = results["standard"], results["tracking"], results["basic"]
     observed = {
         f"{m}_{field}": float(results[m][field])
         for m in _MODES for field in ("recovery", "ratio_in", "ratio_out")
     }
     observed.update({
-        "tracking_deactivated_fraction": results["tracking"].n_deactivated / cfg["n"],
+        "tracking_deactivated": int(trk.n_deactivated),
+        "tracking_deactivated_max": 4 * cfg["k"],
+        "tracking_deactivated_fraction": trk.n_deactivated / cfg["n"],
         "participation_per_key": float(std.participation),
         "chance_recovery": chance,
         **{k: v for k, v in cfg.items() if k != "grid"},
     })
-    passed = bool(std.ratio_in >= 3.0 and _within(trk))
     return ClaimResult(
         observed=observed,
-        expected={"standard_ratio_in_min": 3.0, "tracking_ratio_within": _TOLERANCE},
-        passed=passed,
+        expected={"standard_ratio_in_min": 3.0, "tracking_ratio_within": _TOLERANCE,
+                  "tracking_deactivated_max": 4 * cfg["k"]},
+        passed=_check(std, trk, cfg["k"]),
+        control=ControlResult(
+            observed={"basic_ratio_in": float(bas.ratio_in),
+                      "basic_ratio_out": float(bas.ratio_out),
+                      "basic_recovery": float(bas.recovery)},
+            passed=_check(std, bas, cfg["k"])),
         artifacts=[artifact],
         notes=(
             "Robust mechanism constants are reconstructed (threshold grid, AboveThreshold "
-            f"with monotone-query noise, budget={_BUDGET}). By the end of the attack the "
-            "tracking estimator has deactivated the fraction of the ground set reported in "
-            "tracking_deactivated_fraction and counts those keys exactly, which is what keeps "
-            "it accurate here. Smoke uses a small k, where the robust modes are noisy."
+            "with monotone-query noise); the deactivation budget comes from the per-key "
+            "zCDP accounting with the library's default key_epsilon (ours, set by "
+            "simulation). Deactivation is monotone in the hash (ours), so deactivated keys "
+            "are counted exactly without biasing the active ones. One attack per mode: the "
+            "verdict is a single-seed observation. Smoke uses a small k, where the robust "
+            "modes are noisy."
         ),
     )
 
@@ -107,7 +130,13 @@ def _claim_attack(scale, seed, out_dir):
     SLUG,
     "standard-error-without-attack",
     "Without an attack the standard estimator (k-1)/tau_k has relative standard error "
-    "within 15% of 1/sqrt(k-2) over 200 trials.",
+    "near 1/sqrt(k-2), and every mode is unbiased on non-adaptive queries; reported with "
+    "the bias of each mode and the tracking mode's deactivated count.",
+    paper_statement="The bottom-k estimator (k-1)/tau_k is unbiased with relative standard "
+                    "error about 1/sqrt(k) (section 2, a standard result the paper builds on).",
+    check="nothing asserted: RSE against 1/sqrt(k-2), per-mode mean ratio over "
+          ">= 1,000 non-adaptive random half-queries of a 10,000-key ground set",
+    reported=True,
 )
 def _claim_rse(scale, seed, out_dir):
     from ..sketch import BottomKSketch, RobustCardinalitySketch
@@ -124,15 +153,29 @@ def _claim_rse(scale, seed, out_dir):
     rse = float(np.sqrt(np.mean((ratios - 1.0) ** 2)))
     theory = 1.0 / np.sqrt(k - 2)
 
-    # Mean relative error of the three query modes on non-adaptive random queries.
-    n_q = 100 if scale == "smoke" else 300
+    # Bias and mean relative error of the three modes on non-adaptive random half-queries
+    # of a fixed ground set (keys repeat, so tracking charges and deactivates).
+    from ..datasets import make_subset_queries
+
+    n_q = 200 if scale == "smoke" else 1024
+    n_ground = 2_000 if scale == "smoke" else 10_000
     epsilon = 0.2 * 256 / k
-    queries = [rng.choice(10 * n, size=n // 2, replace=False) for _ in range(n_q)]
-    mre = {}
+    ground = np.arange(n_ground)
+    masks = make_subset_queries(n_ground, n_q, random_state=seed)
+    queries, true = [ground[m] for m in masks], masks.sum(axis=1)
+    mre, bias, deactivated = {}, {}, 0
+    n_fits = 2 if scale == "smoke" else 4
     for mode in _MODES:
-        est = RobustCardinalitySketch(k=k, mode=mode, epsilon=epsilon, budget=_BUDGET,
-                                      random_state=seed).fit()
-        mre[mode] = float(1.0 - est.score(queries, np.full(n_q, n // 2)))
+        mode_ratios = []
+        for f in range(n_fits):
+            est = RobustCardinalitySketch(k=k, mode=mode, epsilon=epsilon,
+                                          random_state=seed + f).fit()
+            mode_ratios.append(est.predict(queries) / true)
+            if mode == "tracking":
+                deactivated = max(deactivated, est.n_deactivated_)
+        mode_ratios = np.concatenate(mode_ratios)
+        mre[mode] = float(np.mean(np.abs(mode_ratios - 1)))
+        bias[mode] = float(mode_ratios.mean() - 1)
 
     fig, ax = new_figure(figsize=(5, 3.6))
     ax.hist(ratios, bins=30, density=True, alpha=0.7, label="standard, (k-1)/tau_k")
@@ -147,13 +190,18 @@ def _claim_rse(scale, seed, out_dir):
     return ClaimResult(
         observed={"rse": rse, "theory": float(theory), "relative_gap": relative_gap,
                   "mean_bias": float(ratios.mean() - 1.0), "k": k, "n": n,
-                  "n_trials": n_trials,
-                  **{f"mean_relative_error_{m}": v for m, v in mre.items()}},
-        expected={"relative_gap_max": 0.15},
-        passed=bool(relative_gap <= 0.15),
+                  "n_trials": n_trials, "n_queries": n_q, "n_ground": n_ground,
+                  "n_secret_seeds": n_fits,
+                  "tracking_max_deactivated": int(deactivated), "deactivated_bound_4k": 4 * k,
+                  **{f"mean_relative_error_{m}": v for m, v in mre.items()},
+                  **{f"bias_{m}": v for m, v in bias.items()}},
+        expected={"relative_gap": "small (reported)", "bias": "within a few percent"},
+        passed=None,
         artifacts=[artifact],
-        notes="Mean relative errors of the three modes on random non-adaptive queries are "
-              "reported for context; the robust modes pay for robustness with noise.",
+        notes="The bias of each mode is the mean of estimate/true - 1 over all queries and "
+              "secret seeds; on a fixed ground set one secret hash shifts every answer "
+              "alike, so its spread across seeds is a few percent. The robust modes pay "
+              "for robustness with noise.",
     )
 
 
@@ -163,6 +211,11 @@ def _claim_rse(scale, seed, out_dir):
     "As the number of attack queries grows, the standard estimator breaks first, the "
     "basic robust estimator later, and the tracking estimator survives the longest "
     "(at least 4x the queries the standard one survives).",
+    paper_statement="The robust estimators survive far more adaptive queries than the "
+                    "standard one, tracking the most (simulations; 'up to 100x').",
+    check="largest attack size with A_in and A_out within 25%: tracking >= 4x standard and "
+          "tracking >= basic >= standard",
+    control="tracking ledger off (basic robust estimator in place of tracking)",
 )
 def _claim_curve(scale, seed, out_dir):
     cfg = _ATTACK[scale]
@@ -208,19 +261,104 @@ def _claim_curve(scale, seed, out_dir):
                 "deactivated_tracking": [int(r.n_deactivated) for r in curves["tracking"]]}
     passed = bool(surv["tracking"] >= 4 * max(surv["standard"], 1)
                   and surv["tracking"] >= surv["basic"] >= surv["standard"])
+    control_passed = bool(surv["basic"] >= 4 * max(surv["standard"], 1))
     return ClaimResult(
         observed=observed,
         expected={"survival_ratio_tracking_vs_standard_min": 4,
                   "order": "tracking >= basic >= standard",
                   "survival": f"largest grid size with A_in and A_out within {_TOLERANCE:.0%}"},
         passed=passed,
+        control=ControlResult(observed={"survived_basic": surv["basic"]},
+                              passed=control_passed),
         artifacts=[artifact],
         notes=(
             "Each grid point is an independent attack on a freshly fitted estimator. "
-            "Tracking deactivates the keys charged most, which are the lowest-hash keys: the "
-            "remaining active keys then have hashes biased upwards and large queries (A_out) "
-            "are underestimated until most of the ground set is deactivated and counted "
-            "exactly (the selection bias the design notes warn about); survival counts both "
+            "deactivated_tracking gives the deactivated keys at each attack size (the "
+            "budget is fixed, so it grows with per-key participation). Survival counts both "
             "sets, survived_A_in_only_* counts the attacked set alone."
+        ),
+    )
+
+
+_PARETO = {
+    "smoke": {"n": 2000, "k": 64, "epsilon": 0.4, "n_queries": 1024, "query_size": 200},
+    "quick": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 4096, "query_size": 1000},
+    "full": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 16384, "query_size": 1000},
+}
+
+
+@register_claim(
+    SLUG,
+    "pareto-participation",
+    "Under a Pareto participation workload (a few keys in many queries, most in few; "
+    "per-key participation r far below the number of queries t), the correlation attack "
+    "on those queries leaves the tracking estimator within 25% on A_in and A_out with at "
+    "most 4k deactivated keys.",
+    paper_statement="The guarantee depends on the per-key participation r, not on the "
+                    "number of queries t; the simulations use Uniform and Pareto query "
+                    "patterns, and the gain is largest where r << t (abstract; section on "
+                    "simulations).",
+    check="tracking |ratio_in - 1| <= 0.25, |ratio_out - 1| <= 0.25 and n_deactivated <= 4k "
+          "after the attack on t Pareto-pattern queries",
+    control="tracking ledger off (the basic robust estimator, no deactivation)",
+)
+def _claim_pareto(scale, seed, out_dir):
+    from ..datasets import make_participation_queries
+    from ..sketch import RobustCardinalitySketch
+    from ..sketch.attacks import correlation_attack, secret_lowest_keys
+
+    cfg = _PARETO[scale]
+    keys = np.arange(cfg["n"])
+    queries, participation = make_participation_queries(
+        cfg["n"], cfg["n_queries"], query_size=cfg["query_size"], pattern="pareto",
+        random_state=seed)
+    results = {}
+    for mode in _MODES:
+        est = RobustCardinalitySketch(k=cfg["k"], mode=mode, epsilon=cfg["epsilon"],
+                                      random_state=seed).fit()
+        res = correlation_attack(est, keys, queries=queries,
+                                 true_lowest=secret_lowest_keys(est, keys, 2 * cfg["k"]),
+                                 random_state=seed + 1)
+        res["n_deactivated"] = est.n_deactivated_
+        results[mode] = res
+
+    def check(res):
+        return bool(_within(res) and res.n_deactivated <= 4 * cfg["k"])
+
+    fig, ax = new_figure(1, 2, figsize=(9, 3.6))
+    x = np.arange(len(_MODES))
+    ax[0].bar(x - 0.2, [results[m].ratio_in for m in _MODES], 0.4, label="A_in")
+    ax[0].bar(x + 0.2, [results[m].ratio_out for m in _MODES], 0.4, label="A_out")
+    ax[0].axhline(1.0, color="k", lw=0.8)
+    ax[0].set_xticks(x, _MODES)
+    ax[0].set_ylabel("estimate / true size")
+    ax[0].legend()
+    ax[1].hist(participation, bins=50, log=True)
+    ax[1].set_xlabel("queries per key")
+    ax[1].set_title(f"t={cfg['n_queries']}, r={int(participation.max())}")
+    artifact = save_figure(fig, out_dir, "pareto_attack")
+    observed = {
+        f"{m}_{f}": float(results[m][f]) for m in _MODES
+        for f in ("recovery", "ratio_in", "ratio_out", "n_deactivated")}
+    observed.update({"max_participation_r": int(participation.max()),
+                     "median_participation": float(np.median(participation)),
+                     "n_queries_t": cfg["n_queries"], **cfg})
+    return ClaimResult(
+        observed=observed,
+        expected={"tracking_ratio_within": _TOLERANCE,
+                  "tracking_deactivated_max": 4 * cfg["k"]},
+        passed=check(results["tracking"]),
+        control=ControlResult(
+            observed={"basic_ratio_in": float(results["basic"].ratio_in),
+                      "basic_ratio_out": float(results["basic"].ratio_out)},
+            passed=check(results["basic"])),
+        artifacts=[artifact],
+        notes=(
+            "Queries sample keys without replacement with Pareto(1.5) weights "
+            "(make_participation_queries); the attack scores keys from these queries "
+            "instead of random halves. Heavy keys are deactivated one by one (raising the "
+            "deactivation threshold would cascade through the ground set here), which "
+            "leaves a bias of at most one key per heavy key still active in a query. "
+            "Single seed."
         ),
     )

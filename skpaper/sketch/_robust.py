@@ -92,6 +92,8 @@ class _QueryLedger:
         # Deactivation threshold as a 64-bit hash: every key hashing below it is
         # counted exactly (0: none).
         self.theta = 0
+        # Over-exposed keys deactivated one by one (above the threshold).
+        self.isolated = _EMPTY
         self.deactivated = _EMPTY
         self.n_overexposed = 0
 
@@ -195,8 +197,11 @@ class RobustCardinalitySketch(BaseEstimator):
        (1 - \\theta) / (\\tau_{m^*} - \\theta)`;
     5. ``"tracking"``: each key of the sketch below :math:`\\tau_{m^*}` (the
        only keys that moved an evaluated count) gains two charges (the search
-       and the count); a key reaching ``budget`` charges is over-exposed and
-       :math:`\\theta` rises to its hash.
+       and the count); a key reaching ``budget`` charges is over-exposed. If
+       every lower active key of that query holds at least half the budget (a
+       layer of over-used keys), :math:`\\theta` rises to its hash; otherwise
+       (a heavy key among light ones) the key alone is deactivated, kept in a
+       list and counted exactly.
 
     Adding or removing one key moves every :math:`c_m` by at most one in the
     same direction (monotone queries), so the search is
@@ -215,12 +220,17 @@ class RobustCardinalitySketch(BaseEstimator):
     answer, deactivate over-exposed keys and count them exactly) follow the
     paper's description [1]_; its pseudocode was not available. The grid, the
     AboveThreshold mechanism, the noise scales and the zCDP accountant are
-    reconstructed. Ours, to remove estimator biases: (a) deactivation is
-    monotone in the hash (an over-exposed key deactivates every key hashing
-    below it), so the active hashes stay uniform on :math:`(\\theta, 1)` and
-    the count is rescaled by :math:`(1-\\theta)/(\\tau-\\theta)`; deactivating
-    only the over-exposed keys leaves the low-hash end of the active keys
-    depleted and halved the answers of large queries; (b) the random grid
+    reconstructed. Ours, to remove estimator biases: (a) deactivation of a
+    layer is monotone in the hash (the over-exposed key deactivates every key
+    hashing below it), so the active hashes stay uniform on
+    :math:`(\\theta, 1)` and the count is rescaled by
+    :math:`(1-\\theta)/(\\tau-\\theta)`; deactivating only the over-exposed
+    keys when every key is over-used (uniform workloads) leaves the low-hash
+    end of the active keys depleted and halved the answers of large queries.
+    A heavy key deactivated alone (heavy-tailed workloads, where raising
+    :math:`\\theta` would cascade through the ground set) leaves a smaller
+    bias: each heavy key still active in a query has its hash conditioned
+    upwards, which lowers the answer by at most one per such key; (b) the random grid
     phase, the grid cut at the largest sketch hash and the resumed search,
     which remove the dependence of the stopping bias on the query size and the
     rare huge answers of a noise-triggered stop at a tiny threshold (measured
@@ -366,7 +376,7 @@ class RobustCardinalitySketch(BaseEstimator):
         """
         check_is_fitted(self)
         led = self._ledger
-        return int(8 * led.deactivated.size + 12 * len(led.charges))
+        return int(8 * (led.deactivated.size + led.isolated.size) + 12 * len(led.charges))
 
     def _query_keys(self, queries):
         if isinstance(queries, (list, tuple)) or (
@@ -396,11 +406,14 @@ class RobustCardinalitySketch(BaseEstimator):
         """Bottom-k of the active hashes of a query and its deactivated keys' hashes."""
         led = self._ledger
         seed = np.uint64(self._mixed_seed)
-        if self.mode != "tracking" or led.theta == 0:
+        if self.mode != "tracking" or (led.theta == 0 and not led.isolated.size):
             sketch, _ = bottomk_query(keys, seed, self.k, _EMPTY)
             return sketch, _EMPTY
         hashes = hash_uint64(keys, self._mixed_seed)
         low = hashes < np.uint64(led.theta)
+        if led.isolated.size:
+            pos = np.minimum(np.searchsorted(led.isolated, hashes), led.isolated.size - 1)
+            low |= led.isolated[pos] == hashes
         sketch = np.empty(self.k, dtype=np.uint64)
         size = bottomk_update(sketch, 0, np.ascontiguousarray(hashes[~low]), seed, False)
         return sketch[:size], np.unique(hashes[low])
@@ -458,18 +471,33 @@ class RobustCardinalitySketch(BaseEstimator):
         charges = led.charges
         budget = self.budget_
         worst = 0
+        isolated = []
+        hashes = sketch[:n_charged].tolist()
         # Two units of epsilon**2 / 2 (zCDP) per answer: the search and the count.
-        for h in sketch[:n_charged].tolist():
-            c = charges.get(h, 0) + 2
-            charges[h] = c
+        for h in hashes:
+            charges[h] = charges.get(h, 0) + 2
+        least = budget
+        for h in hashes:
+            c = charges[h]
             if c >= budget:
                 led.n_overexposed += 1
-                worst = max(worst, h)
+                # If every lower active key of the query is at least half exposed too
+                # (a layer of over-used keys), the threshold rises to it; otherwise
+                # (a heavy key among light ones) the key alone is deactivated.
+                if 2 * least >= budget:
+                    worst = max(worst, h)
+                else:
+                    isolated.append(h)
+                    del charges[h]
+            least = min(least, c)
+        if isolated:
+            led.isolated = np.union1d(led.isolated, np.asarray(isolated, dtype=np.uint64))
         if worst:
             led.theta = max(led.theta, worst + 1)
             theta = led.theta
             for h in [h for h in charges if h < theta]:
                 del charges[h]
+            led.isolated = led.isolated[led.isolated >= np.uint64(theta)]
 
     def predict(self, queries):
         """Estimate the number of distinct keys of each query.

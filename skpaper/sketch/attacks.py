@@ -43,7 +43,8 @@ def correlation_attack(
     estimator,
     keys,
     *,
-    n_queries,
+    n_queries=None,
+    queries=None,
     n_select=None,
     inclusion=0.5,
     true_lowest=None,
@@ -69,9 +70,14 @@ def correlation_attack(
         e.g. a fitted :class:`~skpaper.sketch.RobustCardinalitySketch`.
     keys : array-like of int of shape (n_keys,)
         The ground set, distinct keys.
-    n_queries : int
-        Number of non-adaptive queries (each key takes part in about
-        ``inclusion * n_queries`` of them).
+    n_queries : int or None, default=None
+        Number of random non-adaptive queries (each key takes part in about
+        ``inclusion * n_queries`` of them). Required unless ``queries`` is given.
+    queries : list of array-like of int or None, default=None
+        The non-adaptive queries themselves, as positions into ``keys`` (e.g.
+        :func:`~skpaper.datasets.make_participation_queries` with
+        ``pattern="pareto"``, where a few keys take part in many queries and
+        most in few); replaces the random subsets.
     n_select : int or None, default=None
         Size of ``A_in``; ``None`` uses ``2 * estimator.k``.
     inclusion : float, default=0.5
@@ -93,7 +99,8 @@ def correlation_attack(
         ``estimate_out``, ``size_in``, ``size_out``, ``selected`` (the keys of
         ``A_in``), ``scores`` (per key), ``answers`` (of the random queries),
         ``n_queries`` (all queries asked, the two final ones included) and
-        ``participation`` (mean number of random queries per key).
+        ``participation`` (mean number of random queries per key) and
+        ``max_participation`` (the most queries any key took part in, ``r``).
 
     Notes
     -----
@@ -125,6 +132,15 @@ def correlation_attack(
     if keys.ndim != 1 or keys.size < 2:
         raise ValueError(f"keys must be a 1-D array of at least 2 keys, got shape {keys.shape}.")
     n_keys = keys.size
+    if queries is not None:
+        queries = [np.asarray(q, dtype=np.int64).reshape(-1) for q in queries]
+        if len(queries) < 2 or any(q.size and (q.min() < 0 or q.max() >= n_keys)
+                                   for q in queries):
+            raise ValueError(
+                f"queries must hold at least 2 arrays of positions in [0, {n_keys}).")
+        n_queries = len(queries)
+    elif n_queries is None:
+        raise ValueError("n_queries is required when queries is None.")
     n_queries = _check_int(n_queries, "n_queries", 2)
     batch_size = _check_int(batch_size, "batch_size", 1)
     if n_select is None:
@@ -142,9 +158,13 @@ def correlation_attack(
     # Masks are kept bit-packed: r x n booleans would need r * n bytes.
     packed, answers = [], []
     for start in range(0, n_queries, batch_size):
-        masks = make_subset_queries(
-            n_keys, min(batch_size, n_queries - start), inclusion=inclusion, random_state=rng
-        )
+        n_batch = min(batch_size, n_queries - start)
+        if queries is None:
+            masks = make_subset_queries(n_keys, n_batch, inclusion=inclusion, random_state=rng)
+        else:
+            masks = np.zeros((n_batch, n_keys), dtype=bool)
+            for row, q in zip(masks, queries[start : start + n_batch]):
+                row[q] = True
         answers.append(np.asarray(estimator.predict([keys[m] for m in masks]), dtype=float))
         packed.append(np.packbits(masks, axis=1))
     answers = np.concatenate(answers)
@@ -185,4 +205,5 @@ def correlation_attack(
         answers=answers,
         n_queries=n_queries + 2,
         participation=float(count_in.mean()),
+        max_participation=int(count_in.max()),
     )

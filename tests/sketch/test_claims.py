@@ -13,7 +13,8 @@ def smoke_results(tmp_path_factory):
 
 def test_claims_registered(smoke_results):
     assert set(smoke_results) == {"attack-breaks-standard-not-tracking",
-                                  "standard-error-without-attack", "error-vs-adaptive-queries"}
+                                  "standard-error-without-attack", "error-vs-adaptive-queries",
+                                  "pareto-participation"}
     for result, out in smoke_results.values():
         assert result.error is None
         for artifact in result.artifacts:
@@ -25,5 +26,9 @@ def test_claims_smoke_standard_breaks_and_rse_matches(smoke_results):
     assert attack["standard_ratio_in"] >= 3
     assert attack["standard_recovery"] > 4 * attack["chance_recovery"]
     rse = smoke_results["standard-error-without-attack"][0]
-    assert rse.passed
+    assert rse.passed is None
     assert rse.observed["relative_gap"] <= 0.15
+    # Every mode's non-adaptive bias and the deactivated count are reported.
+    assert {"bias_standard", "bias_basic", "bias_tracking",
+            "tracking_max_deactivated"} <= set(rse.observed)
+    assert attack["tracking_deactivated"] <= attack["tracking_deactivated_max"]
