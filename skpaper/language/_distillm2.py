@@ -336,7 +336,7 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         -------
         self : ContrastiveDistiller
         """
-        X, _ = self._check_inputs(X)
+        X, _ = self._check_inputs(X, fitting=True)
         self._init_torch_state()
         self.teacher_, teacher_module, teacher_tok = self._resolve_model(self.teacher, "teacher", X)
         self.student_, _, student_tok = self._resolve_model(self.student, "student", X)

@@ -563,6 +563,9 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         """
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
+        if np.unique(y).size < 2:
+            raise ValueError(f"y must hold at least two classes to tune on, got only one "
+                             f"class ({np.unique(y)[0]!r}).")
         n_features = X.shape[1]
         names = getattr(self, "feature_names_in_", None)
         spurious = _resolve_columns(self.spurious_columns, n_features, names, "spurious_columns")

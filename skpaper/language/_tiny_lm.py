@@ -58,7 +58,9 @@ SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
 # ----------------------------------------------------------------------------- tokenizers
 def check_texts(texts, name="X"):
     """Return ``texts`` as a list of str, or raise naming ``name``."""
-    if isinstance(texts, (str, bytes)) or not hasattr(texts, "__len__"):
+    if (isinstance(texts, (str, bytes, dict, set, frozenset))
+            or not hasattr(texts, "__len__")):
+        # Mappings and sets are unordered containers of keys, not a list of texts.
         raise TypeError(
             f"{name} must be a list of str, got {type(texts).__name__}"
             + (f" ({texts[:30]!r})" if isinstance(texts, str) else "") + "."
@@ -696,10 +698,13 @@ class _CausalLMMixin:
             starts.append(len(head))
         return seqs, starts
 
-    def _check_inputs(self, X, y=None):
+    def _check_inputs(self, X, y=None, fitting=False):
         X = check_texts(X, "X")
         if not X:
             raise ValueError("X must hold at least one text, got an empty list.")
+        if fitting and not any(X) and not (y is not None and any(check_texts(y, "y"))):
+            raise ValueError(f"X holds only empty texts ({len(X)} of them): there is nothing "
+                             "to learn from.")
         if y is not None:
             y = check_texts(y, "y")
             if len(y) != len(X):
@@ -1012,7 +1017,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         -------
         self : LanguageModel
         """
-        X, y = self._check_inputs(X, y)
+        X, y = self._check_inputs(X, y, fitting=True)
         if self.d_model % self.n_heads:
             raise ValueError(
                 f"d_model must be a multiple of n_heads, got d_model={self.d_model}, "

@@ -338,6 +338,13 @@ class BaseTorchEstimator(BaseEstimator):
         array = np.asarray(array)
         if not array.flags.writeable:
             array = array.copy()
+        if (dtype in (torch.float32, torch.float16, torch.bfloat16) and array.dtype.kind == "f"
+                and array.itemsize > dtype.itemsize and array.size):
+            top = float(np.abs(array).max())
+            if top > torch.finfo(dtype).max:
+                raise ValueError(
+                    f"{type(self).__name__} got values up to {top:.3g}, beyond the range of "
+                    f"its {str(dtype).replace('torch.', '')} network; rescale the input.")
         return torch.as_tensor(array, dtype=dtype, device=self.device_)
 
     def _iter_batches(self, n_samples, shuffle=True):
@@ -409,7 +416,13 @@ class BaseTorchEstimator(BaseEstimator):
         for start in range(0, X.shape[0], batch_size):
             xb = self._to_tensor(X[start : start + batch_size], dtype=dtype)
             outputs.append(module(xb).cpu())
-        return torch.cat(outputs).numpy()
+        out = torch.cat(outputs).numpy()
+        if out.dtype.kind == "f" and not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"{type(self).__name__} gives non-finite network outputs (largest |input| "
+                f"{float(np.abs(X).max()):.3g}); rescale the input, or the network diverged "
+                "in training.")
+        return out
 
     # -------------------------------------------------------------- pickling
     def __getstate__(self):

@@ -307,6 +307,8 @@ class LaurelMLPRegressor(RegressorMixin, _BaseLaurelMLP):
         self : object
         """
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        if np.asarray(y).dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
         self._y_ndim = y.ndim
         target = y.reshape(len(y), -1)
         self._y_mean = target.mean(axis=0)

@@ -188,6 +188,9 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         self : object
         """
         X = validate_data(self, X, dtype=np.float64)
+        if np.abs(X).max() > 1e150:
+            raise ValueError(f"X holds values up to {np.abs(X).max():.3g}, whose squares "
+                             "overflow float64 in the covariance; rescale X.")
         n = X.shape[0]
         batches = _labels(batches, n, "batches", 0)
         controls = _control_mask(is_control, n)

@@ -52,6 +52,15 @@ _GD_PARAMETER_CONSTRAINTS = {
 }
 
 
+def _check_magnitude(*arrays):
+    """Reject (X, y) whose squares overflow float64 (gradient descent multiplies them)."""
+    for name, array in zip(("X", "y"), arrays):
+        top = float(np.abs(array).max(initial=0.0))
+        if top > 1e150:
+            raise ValueError(f"{name} holds values up to {top:.3g}, whose products overflow "
+                             f"float64 in gradient descent; rescale {name}.")
+
+
 class _TransferableNetwork:
     """What :class:`TransferRegressor` needs from a source network.
 
@@ -295,6 +304,9 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         self : object
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if np.asarray(y).dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
+        _check_magnitude(X, y)
         return self._train(_Quadratic(X=X, y=y), self._init_coefs(X.shape[1]))
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -389,6 +401,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        _check_magnitude(X)
         return self._predict_array(X)
 
     def _predict_array(self, X):

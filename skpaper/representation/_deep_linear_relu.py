@@ -15,7 +15,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..datasets._representation import relu_teacher_kernel
 from ..utils._sklearn import Interval, _fit_context, validate_data
-from ._deep_linear import _GD_PARAMETER_CONSTRAINTS, _TransferableNetwork, auto_feature_rank
+from ._deep_linear import (
+    _GD_PARAMETER_CONSTRAINTS,
+    _check_magnitude,
+    _TransferableNetwork,
+    auto_feature_rank,
+)
 
 __all__ = ["TwoLayerReLURegressor"]
 
@@ -238,6 +243,9 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         self : object
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if np.asarray(y).dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
+        _check_magnitude(X, y)
         return self._train(*self._init_weights(X.shape[1]), _EmpiricalLoss(X, y))
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -312,6 +320,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        _check_magnitude(X)
         return self._predict_array(X)
 
     def _predict_array(self, X):

@@ -10,7 +10,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
-from ._deep_linear import _TransferableNetwork, solve_readout
+from ._deep_linear import _check_magnitude, _TransferableNetwork, solve_readout
 
 __all__ = ["TransferRegressor"]
 
@@ -126,6 +126,9 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         self : object
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if np.asarray(y).dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
+        _check_magnitude(X, y)
         source = _unwrap(self.source)
         if not isinstance(source, _TransferableNetwork):
             raise TypeError(
@@ -173,4 +176,5 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        _check_magnitude(X)
         return self.estimator_._predict_array(X)

@@ -114,10 +114,20 @@ class PerturbationConsistencyFilter(BaseEstimator):
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         rng = check_random_state(self.random_state)
-        norms = np.linalg.norm(X, axis=1, keepdims=True)
-        U = X / np.where(norms > 0, norms, 1.0)
+        U = X
+        scale = np.abs(X).max(axis=1, keepdims=True)
+        if scale.max(initial=0.0) > 1e150:
+            # Cosines do not depend on scale: shrink huge rows so that their norms stay finite.
+            U = X / np.where(scale > 0, scale, 1.0)
+        norms = np.linalg.norm(U, axis=1, keepdims=True)
+        U = U / np.where(norms > 0, norms, 1.0)
         self.perturbations_, inverse = np.unique(y, return_inverse=True)
         counts = np.bincount(inverse)
+        if counts.max() < 2:
+            raise ValueError(
+                "PerturbationConsistencyFilter needs at least one perturbation with two or "
+                f"more replicates (rows); got {X.shape[0]} rows with {counts.size} distinct "
+                "labels.")
         sums = np.zeros((counts.size, U.shape[1]))
         np.add.at(sums, inverse, U)
         self.n_replicates_ = counts

@@ -315,6 +315,9 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
                 f"k must be at most n_latents={self.n_latents} for arch='topk', "
                 f"got k={self.k}."
             )
+        if np.abs(X).max() > 1e150:
+            raise ValueError(f"X holds values up to {np.abs(X).max():.3g}, whose squares "
+                             "overflow float64 when normalising; rescale X.")
         self._init_torch_state()
         self.mean_ = X.mean(axis=0)
         centred = X - self.mean_

@@ -382,7 +382,13 @@ class PCAOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         if X.shape[-1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[-1]} channels per point, but PCAOrienter was "
                              f"fitted with {self.n_features_in_}.")
-        pts = X[..., :3] - X[..., :3].mean(axis=1, keepdims=True)
+        pts = X[..., :3]
+        scale = np.abs(pts).max(axis=(1, 2), keepdims=True)
+        if scale.max() > 1e150:
+            # The axes do not depend on scale: shrinking huge clouds first keeps the
+            # covariance finite.
+            pts = pts / np.where(scale > 0, scale, 1.0)
+        pts = pts - pts.mean(axis=1, keepdims=True)
         cov = np.einsum("npi,npj->nij", pts, pts) / X.shape[1]
         _, vecs = np.linalg.eigh(cov)
         R = vecs[..., ::-1].copy()

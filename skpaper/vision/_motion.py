@@ -39,6 +39,11 @@ def check_videos(X, name="X", min_frames=1):
     if min(X.shape[2:4]) < 8:
         raise ValueError(f"{name} frames must be at least 8x8 pixels, got "
                          f"{X.shape[2]}x{X.shape[3]}.")
+    if X.shape[4] < 1:
+        raise ValueError(f"{name} frames need at least one channel, got shape {X.shape}.")
+    if np.abs(X).max() > np.finfo(np.float32).max:
+        raise ValueError(f"{name} holds values beyond float32's range (largest "
+                         f"|value| {np.abs(X).max():.3g}); videos are float32 images.")
     return np.asarray(X, dtype=np.float32)
 
 
