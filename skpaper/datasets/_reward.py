@@ -79,15 +79,20 @@ def _review_counts(texts):
         "prompts": ["array-like", None],
         "typo_penalty": [Interval(numbers.Real, None, None, closed="neither")],
         "length_coef": [Interval(numbers.Real, None, None, closed="neither")],
+        "saturation": [Interval(numbers.Real, 0, None, closed="neither"), None],
     },
     prefer_skip_nested_validation=True,
 )
-def synthetic_review_reward(texts, prompts=None, *, typo_penalty=6.0, length_coef=0.02):
-    """Known additive reward of the synthetic reviews.
+def synthetic_review_reward(texts, prompts=None, *, typo_penalty=6.0, length_coef=0.02,
+                            saturation=None):
+    """Known reward of the synthetic reviews: additive, or saturating.
 
-    ``R(x) = (#positive - #negative) - typo_penalty * typo_rate + length_coef * length``,
+    ``A(x) = (#positive - #negative) - typo_penalty * typo_rate + length_coef * length``,
     where ``typo_rate`` is the fraction of tokens marked as misspelt and
-    ``length`` the number of tokens.
+    ``length`` the number of tokens. The reward is ``A(x)``, or, with a
+    ``saturation`` scale ``s``, ``s * tanh(A(x) / s)``: a reward that
+    saturates, so the effect of sentiment depends on the typos and the length
+    (the off-target attributes no longer enter additively).
 
     Parameters
     ----------
@@ -99,6 +104,8 @@ def synthetic_review_reward(texts, prompts=None, *, typo_penalty=6.0, length_coe
         Reward lost per unit of typo rate.
     length_coef : float, default=0.02
         Reward gained per token.
+    saturation : float, default=None
+        Scale ``s`` of the saturating reward; ``None`` keeps it additive.
 
     Returns
     -------
@@ -112,11 +119,14 @@ def synthetic_review_reward(texts, prompts=None, *, typo_penalty=6.0, length_coe
     """
     counts = _review_counts(texts)
     length = np.maximum(counts[:, 3], 1)
-    return (
+    additive = (
         (counts[:, 0] - counts[:, 1]).astype(float)
         - typo_penalty * counts[:, 2] / length
         + length_coef * counts[:, 3]
     )
+    if saturation is None:
+        return additive
+    return saturation * np.tanh(additive / saturation)
 
 
 @validate_params({"texts": ["array-like"]}, prefer_skip_nested_validation=True)

@@ -10,11 +10,14 @@ and 8B reward models, which cannot run offline; this world reproduces the
 mechanism the paper's semi-synthetic experiments test, not their numbers.
 """
 
+from functools import partial
+
 import numpy as np
 
 from ..utils import parallel_map, spawn_seeds
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import binomial_band, mean_interval
 
 SLUG = "rate"
 
@@ -23,13 +26,18 @@ register_paper(SLUG, "RATE: Causal Explainability of Reward Models with Imperfec
 
 _CONFOUNDING_SETTINGS = {
     # (confounding levels, reviews per sample, seeds)
-    "smoke": ((0.0, 0.8), 300, 1),
+    "smoke": ((0.0, 0.8), 300, 2),
     "quick": ((0.0, 0.2, 0.4, 0.6, 0.8), 1000, 3),
     "full": (tuple(np.round(np.linspace(0.0, 1.0, 11), 2)), 4000, 10),
 }
 _COVERAGE_SETTINGS = {"smoke": (40, 200), "quick": (100, 1000), "full": (1000, 1000)}
 _CONTROL_SETTINGS = {"smoke": (300, 1), "quick": (1000, 3), "full": (4000, 10)}
 _CONTROL_CONFOUNDING = 0.8
+#: Scale s of the saturating reward s * tanh(A / s) (ours): the sentiment effect
+#: of a review (about 4.35 on average) then depends on its typos and length.
+_SATURATION = 3.0
+#: Relative error of an ATE estimate called "recovered" (ours).
+_RELATIVE_TOLERANCE = 0.02
 
 
 def _truth(reward, texts, w, counterfactuals):
@@ -45,7 +53,8 @@ def _rewards(texts):
     from ..reward import make_review_reward_model
 
     ridge = make_review_reward_model().fit(texts, synthetic_review_reward(texts))
-    return {"known": synthetic_review_reward, "ridge": ridge.predict}
+    return {"known": synthetic_review_reward, "ridge": ridge.predict,
+            "saturating": partial(synthetic_review_reward, saturation=_SATURATION)}
 
 
 def _estimates(rate):
@@ -68,16 +77,44 @@ def _one_sample(n, confounding, seed, trim_fraction=0.0):
     return out
 
 
-@register_claim(SLUG, "confounding-bias",
-                "With sentiment confounded with typos (confounding 0.8), RATE's ATE is within "
-                "0.05 of the true effect while the naive difference in means is off by more "
-                "than 0.5 and the single-rewrite ATT by more than 0.3.")
+def _within(errors, scale):
+    """Two one-sided t bounds: |mean error| < _RELATIVE_TOLERANCE * scale."""
+    margin = _RELATIVE_TOLERANCE * abs(float(scale))
+    upper = mean_interval(errors, alternative="less", margin=margin)
+    lower = mean_interval(errors, alternative="greater", margin=-margin)
+    return {"mean_error": upper.mean, "margin": margin, "upper_bound": upper.bound,
+            "lower_bound": lower.bound, "n": upper.n,
+            "passed": bool(upper.passed and lower.passed)}
+
+
+@register_claim(
+    SLUG, "confounding-bias",
+    "With sentiment confounded with typos (confounding 0.8) and a saturating, non-additive "
+    "reward, RATE's ATE recovers the true effect of sentiment within 2%, while the "
+    "single-rewrite estimate does not.",
+    paper_statement=(
+        "Sections 3-4: rewrites change off-target attributes; the rewrite of a rewrite "
+        "cancels those changes, so RATE is unbiased when they are the same in x' and x'' and "
+        "enter the reward additively, while the single-rewrite estimate keeps them; the "
+        "semi-synthetic experiments show naive estimates tracking the confounding and RATE "
+        "staying flat."
+    ),
+    check=(
+        "reward 3 tanh(A/3) (A the additive reward), confounding 0.8, per seed: error of "
+        "RATE's ATE against the perfect-swap ATE within +-2% of the true ATE (ours) by two "
+        "one-sided 95% t bounds over the seeds"
+    ),
+    control="second rewrite removed: the single-rewrite ATT against the true ATT, same check",
+)
 def _claim_confounding_bias(scale, seed, out_dir):
     levels, n, n_seeds = _CONFOUNDING_SETTINGS[scale]
     seeds = spawn_seeds(seed, n_seeds)
-    rows = {"known": [], "ridge": []}
+    rows = {"known": [], "ridge": [], "saturating": []}
+    confounded = []
     for level in levels:
         samples = [_one_sample(n, level, s) for s in seeds]
+        if level == 0.8:
+            confounded = samples
         for name in rows:
             truth = {k: np.mean([s[name]["truth"][k] for s in samples]) for k in
                      ("ate", "att", "atu")}
@@ -107,13 +144,19 @@ def _claim_confounding_bias(scale, seed, out_dir):
         [r["confounding"], r["truth"]["ate"], r["estimate"]["naive"],
          r["estimate"]["single_rewrite_att"], r["estimate"]["ate"], r["estimate"]["att"]]
         for r in rows["known"]]
-    passed = all(
-        row["bias"]["rate_ate"] < 0.05 and abs(row["bias"]["naive"]) > 0.5
-        and abs(row["bias"]["single_rewrite_att"]) > 0.3
-        for row in at.values())
+    saturating = [s["saturating"] for s in confounded]
+    true_ate = float(np.mean([s["truth"]["ate"] for s in saturating]))
+    ours = _within([s["estimate"]["ate"] - s["truth"]["ate"] for s in saturating], true_ate)
+    control = _within([s["estimate"]["single_rewrite_att"] - s["truth"]["att"]
+                       for s in saturating], true_ate)
+    observed["saturating_rate_ate"] = ours
+    observed["saturating_rate_att_error"] = float(np.mean(
+        [s["estimate"]["att"] - s["truth"]["att"] for s in saturating]))
+    observed["saturating_naive_error"] = float(np.mean(
+        [s["estimate"]["naive"] - s["truth"]["ate"] for s in saturating]))
 
-    fig, axes = new_figure(1, 2, figsize=(9, 3.6), sharey=True)
-    for ax, name in zip(axes, ("known", "ridge")):
+    fig, axes = new_figure(1, 3, figsize=(13, 3.6))
+    for ax, name in zip(axes, ("known", "ridge", "saturating")):
         x = [r["confounding"] for r in rows[name]]
         ax.plot(x, [r["truth"]["ate"] for r in rows[name]], color="k", lw=5, alpha=0.3,
                 label="true ATE")
@@ -123,21 +166,29 @@ def _claim_confounding_bias(scale, seed, out_dir):
         ax.plot(x, [r["estimate"]["single_rewrite_att"] for r in rows[name]], "v-",
                 label="single-rewrite ATT")
         ax.set_xlabel("confounding of sentiment with typos")
-        ax.set_title({"known": "known reward", "ridge": "ridge reward model"}[name])
+        ax.set_title({"known": "known additive reward", "ridge": "ridge reward model",
+                      "saturating": f"saturating reward (s={_SATURATION:g})"}[name])
     axes[0].set_ylabel("effect of sentiment on reward")
     axes[0].legend(fontsize=8)
     artifact = save_figure(fig, out_dir, "rate_vs_confounding")
     return ClaimResult(
         observed=observed,
-        expected={"rate_ate_abs_error_max": 0.05, "naive_abs_bias_min": 0.5,
-                  "single_rewrite_att_abs_bias_min": 0.3, "confounding": 0.8},
-        passed=bool(passed),
+        expected={"saturating_rate_ate_error_within": f"+-{_RELATIVE_TOLERANCE:g} * true ATE",
+                  "confounding": 0.8},
+        passed=bool(ours["passed"]),
+        control=ControlResult(observed={"saturating_single_rewrite_att": control},
+                              passed=bool(control["passed"])),
         artifacts=[artifact],
-        notes=(f"{n} reviews, mean of {n_seeds} seed(s); synthetic world, not the paper's "
-               "IMDB/LLM setting. Both reward models are additive in tokens, so the "
-               "rewrite errors cancel exactly in RATE; the content of the claim is the size "
-               "of the naive and single-rewrite biases. The table rows are (confounding, "
-               "true ATE, naive, single-rewrite ATT, RATE ATE, RATE ATT) for the known reward."),
+        notes=(f"{n} reviews, {n_seeds} seed(s); synthetic world, not the paper's IMDB/LLM "
+               "setting. Under the known additive reward and the ridge model (additive in "
+               "tokens) the rewrite errors cancel exactly, so RATE's error there is 0 by "
+               "construction (shown, not asserted: *_rate_ate_abs_error_max). Under the "
+               "saturating reward the typo fixes and deleted words move each review along "
+               "the tanh curve, so what RATE recovers is the effect of sentiment on the "
+               "rewritten (typo-free) reviews: close to, but not exactly, the effect on the "
+               "originals (see saturating_rate_ate and saturating_rate_att_error). The table "
+               "rows are (confounding, true ATE, naive, single-rewrite ATT, RATE ATE, RATE "
+               "ATT) for the known reward."),
     )
 
 
@@ -152,9 +203,18 @@ def _coverage_trial(seed, n, confounding, population_effect, alpha):
             for key in ("ate", "att", "atu", "naive", "single_rewrite_att")}
 
 
-@register_claim(SLUG, "ci-coverage",
-                "The paired 95% confidence interval of RATE's ATE covers the true effect in "
-                "at least 90% of 100 independent samples (confounding 0.8).")
+@register_claim(
+    SLUG, "ci-coverage",
+    "The paired 95% confidence interval of RATE's ATE covers the population effect at the "
+    "nominal rate over 100 independent samples (confounding 0.8).",
+    paper_statement=(
+        "RATE is a paired mean of per-unit rewrite differences, with a normal confidence "
+        "interval (Section 3; the official code's standard errors)."
+    ),
+    check="coverage of the population ATE over 100 samples inside the two-sided 99% band "
+          "of Binomial(100, 0.95), as a rate; known additive reward",
+    control="second rewrite removed: the single-rewrite ATT interval, same band check",
+)
 def _claim_ci_coverage(scale, seed, out_dir):
     from ..datasets._reward import N_SENTIMENT_WORDS
 
@@ -165,13 +225,14 @@ def _claim_ci_coverage(scale, seed, out_dir):
     trials = parallel_map(_coverage_trial, spawn_seeds(seed, n_trials), n_jobs=1, n=n,
                           confounding=0.8, population_effect=population_effect, alpha=0.05)
     coverage = {key: float(np.mean([t[key] for t in trials])) for key in trials[0]}
+    low, high = binomial_band(n_trials, 0.95, confidence=0.99)
 
     fig, ax = new_figure(figsize=(5.5, 3.4))
     names = list(coverage)
     ax.bar(names, [coverage[k] for k in names],
            color=["tab:blue"] * 3 + ["tab:gray"] * 2)
     ax.axhline(0.95, color="k", ls="--", lw=1, label="nominal 95%")
-    ax.axhline(0.90, color="tab:red", ls=":", lw=1, label="claim threshold 90%")
+    ax.axhspan(low, high, color="tab:green", alpha=0.2, label="99% binomial band")
     ax.set_ylabel(f"coverage over {n_trials} samples")
     ax.set_ylim(0, 1.02)
     ax.tick_params(axis="x", labelrotation=20)
@@ -180,8 +241,11 @@ def _claim_ci_coverage(scale, seed, out_dir):
     return ClaimResult(
         observed={f"coverage_{k}": v for k, v in coverage.items()}
         | {"n_trials": n_trials, "n_reviews": n, "population_effect": population_effect},
-        expected={"coverage_ate_min": 0.90, "nominal": 0.95},
-        passed=bool(coverage["ate"] >= 0.90),
+        expected={"coverage_ate_band": [low, high], "nominal": 0.95},
+        passed=bool(low <= coverage["ate"] <= high),
+        control=ControlResult(
+            observed={"coverage_single_rewrite_att": coverage["single_rewrite_att"]},
+            passed=bool(low <= coverage["single_rewrite_att"] <= high)),
         artifacts=[artifact],
         notes=("Coverage of the population effect (6 under the known reward); the naive and "
                "single-rewrite intervals are shown for contrast. With the known reward RATE's "
@@ -190,10 +254,19 @@ def _claim_ci_coverage(scale, seed, out_dir):
     )
 
 
-@register_claim(SLUG, "non-idempotent-control",
-                "When the rewriter's off-target change is not idempotent (it trims 10% of the "
-                "filler words on every pass), RATE's ATT and ATU become biased in opposite "
-                "directions while its ATE still cancels: the assumption is needed.")
+@register_claim(
+    SLUG, "non-idempotent-control",
+    "When the rewriter's off-target change is not idempotent (it trims 10% of the filler "
+    "words on every pass), RATE's ATT and ATU become biased in opposite directions while its "
+    "ATE still cancels: the assumption is needed.",
+    paper_statement=(
+        "Key assumption (Section 3): the off-target changes of a rewrite are the same in x' "
+        "and x''; RATE's unbiasedness rests on it."
+    ),
+    check="mean over seeds, known reward, confounding 0.8, trimming rewriter: ATT bias <= "
+          "-0.03, ATU bias >= 0.03 and |ATE bias| <= 0.02 (thresholds ours)",
+    control="idempotent rewriter (the assumption holds): the same check must fail",
+)
 def _claim_non_idempotent_control(scale, seed, out_dir):
     n, n_seeds = _CONTROL_SETTINGS[scale]
     seeds = spawn_seeds(seed, n_seeds)
@@ -203,8 +276,8 @@ def _claim_non_idempotent_control(scale, seed, out_dir):
                    for s in seeds]
         bias[label] = {k: float(np.mean([s["estimate"][k] - s["truth"][k] for s in samples]))
                        for k in ("ate", "att", "atu")}
-    control = bias["non_idempotent"]
-    passed = control["att"] <= -0.03 and control["atu"] >= 0.03 and abs(control["ate"]) <= 0.02
+    def check(b):
+        return bool(b["att"] <= -0.03 and b["atu"] >= 0.03 and abs(b["ate"]) <= 0.02)
 
     fig, ax = new_figure(figsize=(5, 3.4))
     width = 0.38
@@ -221,7 +294,10 @@ def _claim_non_idempotent_control(scale, seed, out_dir):
         observed={f"{label}_{k}_bias": v for label in bias for k, v in bias[label].items()},
         expected={"non_idempotent_att_bias_max": -0.03, "non_idempotent_atu_bias_min": 0.03,
                   "non_idempotent_ate_abs_bias_max": 0.02},
-        passed=bool(passed),
+        passed=check(bias["non_idempotent"]),
+        control=ControlResult(observed={f"idempotent_{k}_bias": v
+                                        for k, v in bias["idempotent"].items()},
+                              passed=check(bias["idempotent"])),
         artifacts=[artifact],
         notes=(f"{n} reviews, confounding {_CONTROL_CONFOUNDING}, mean of {n_seeds} seed(s), "
                "known reward. The second pass trims about 10% of the ~35 remaining filler "

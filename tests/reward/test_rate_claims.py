@@ -22,6 +22,12 @@ def test_rate_claim_confounding_bias_smoke(smoke_results):
         assert observed[f"{reward}_naive_bias"] < -0.3
         assert observed[f"{reward}_single_rewrite_att_bias"] < -0.3
     assert all((out / name).exists() for name in results["confounding-bias"].artifacts)
+    # additive rewards: an exact cancellation; the saturating reward: close, not exact
+    assert observed["known_rate_ate_abs_error_max"] < 1e-9
+    saturating = observed["saturating_rate_ate"]
+    assert 0 < abs(saturating["mean_error"]) < saturating["margin"]
+    single = results["confounding-bias"].control.observed["saturating_single_rewrite_att"]
+    assert single["margin"] == saturating["margin"] and not single["passed"]
 
 
 def test_rate_claim_coverage_smoke(smoke_results):

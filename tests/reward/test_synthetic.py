@@ -145,3 +145,14 @@ def test_reward_family_does_not_import_torch():
     code = ("import sys, skpaper.reward, skpaper.papers.rate; "
             "sys.exit(int('torch' in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize("scale", [0.5, 3.0, 50.0])
+def test_saturating_reward_is_the_tanh_of_the_additive_one(scale):
+    texts = ["a good film", "the plot~ was bad and dull", "superb lovely brilliant great"]
+    additive = synthetic_review_reward(texts)
+    saturating = synthetic_review_reward(texts, saturation=scale)
+    np.testing.assert_allclose(saturating, scale * np.tanh(additive / scale))
+    assert np.all(np.abs(saturating) < scale)
+    with pytest.raises(ValueError, match="saturation"):
+        synthetic_review_reward(texts, saturation=0.0)
