@@ -102,10 +102,15 @@ def test_example_runs_at_tiny_size(name, example_runs):
     assert f"{name[:-3]}.png" in record["files"], record["files"]
 
 
+SIZE_SWITCH = 'TINY = os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"'
+
+
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_reads_the_size_switch(name):
-    assert 'os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"' in (
-        EXAMPLES_DIR / name).read_text()
+    source = (EXAMPLES_DIR / name).read_text()
+    assert SIZE_SWITCH in source, (
+        f"{name} must define `{SIZE_SWITCH}` after its docstring and shrink its data and "
+        "training budget when TINY is true, so that the test suite runs it in seconds")
 
 
 if __name__ == "__main__":
