@@ -294,12 +294,16 @@ _SEEN_GENRES = ("fiction", "government", "slate", "telephone", "travel", "letter
                 "blogs")
 _UNSEEN_GENRES = ("oup", "verbatim", "facetoface", "nineeleven", "wiki", "forum", "poetry",
                   "reviews")
-_SPURIOUS_SPLITS = ("iid", "low", "flipped", "unseen")
+#: Register words of ``genre_register=True``: one per spurious label, shared by every genre
+#: tied to that label, seen or unseen.
+_GENRE_REGISTERS = ("formal", "casual", "spoken")
+_SPURIOUS_SPLITS = ("iid", "low", "flipped", "unseen", "unseen_flipped")
 _SPURIOUS_KINDS = ("tabular", "nli", "sentiment")
 
 
 def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind="tabular",
-                       n_classes=3, n_core=4, class_sep=2.0, noise=None, random_state=None):
+                       n_classes=3, n_core=4, class_sep=2.0, noise=None, genre_register=False,
+                       random_state=None):
     """Sample a task whose label is tied to a spurious "genre" feature (an SMNLI analogue).
 
     The data-generating process of the spurious MNLI (SMNLI) benchmark of
@@ -315,7 +319,8 @@ def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind=
     - ``"flipped"``: ``P(Y = (y_S + 1) mod K) = rho``, the correlation points
       to another label;
     - ``"unseen"``: ``n_genres`` genres never met in the other splits, with
-      ``P(Y = y_S) = rho`` (pass ``rho=1/K`` to make them uncorrelated).
+      ``P(Y = y_S) = rho`` (pass ``rho=1/K`` to make them uncorrelated);
+    - ``"unseen_flipped"``: the unseen genres with the flipped correlation.
 
     Three kinds of core feature ``C``:
 
@@ -354,6 +359,12 @@ def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind=
     noise : float or None, default=None
         Tabular: standard deviation of the core columns (default 0.6). Text:
         probability that the core words ignore the label (default 0.1).
+    genre_register : bool, default=False
+        Give every genre one of ``K`` register words, the same for all genres
+        tied to one spurious label, seen or unseen: the texts start with
+        ``"<genre> <register> :"`` and the tabular kind gets ``K`` more columns,
+        the one-hot register (also set for unseen genres). A model can then
+        read the spurious label of a genre it never met off its register.
     random_state : int, RandomState instance or None, default=None
         Seeds the samples only: the class means, the genre-to-label mapping
         and the vocabularies are the same for every seed, so that splits drawn
@@ -414,14 +425,17 @@ def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind=
         if isinstance(noise, bool) or not isinstance(noise, Real) or not 0 <= noise <= 1:
             raise ValueError(f"noise must be a probability in [0, 1] for kind={kind!r}, "
                              f"got {noise!r}.")
+    if not isinstance(genre_register, (bool, np.bool_)):
+        raise TypeError(f"genre_register must be a bool, got {genre_register!r}.")
     rng = check_random_state(random_state)
     k = n_classes
 
     genre = rng.randint(n_genres, size=n_samples)
     # Unseen genres get their own ids; their spurious label follows the same rule.
-    genre_id = genre + (n_genres if split == "unseen" else 0)
+    unseen = split in ("unseen", "unseen_flipped")
+    genre_id = genre + (n_genres if unseen else 0)
     y_s = genre_id % k
-    tied = (y_s + (1 if split == "flipped" else 0)) % k
+    tied = (y_s + (1 if split in ("flipped", "unseen_flipped") else 0)) % k
     strength = 1.0 / k if split == "low" else float(rho)
     other = (tied + 1 + rng.randint(k - 1, size=n_samples)) % k
     y = np.where(rng.random_sample(n_samples) < strength, tied, other)
@@ -430,11 +444,16 @@ def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind=
         means = float(class_sep) * np.eye(k, n_core)
         core = means[y] + float(noise) * rng.standard_normal((n_samples, n_core))
         spurious = np.zeros((n_samples, n_genres))
-        if split != "unseen":
+        if not unseen:
             spurious[np.arange(n_samples), genre] = 1.0
+        if genre_register:
+            spurious = np.hstack([spurious, np.eye(k)[y_s]])
         return np.hstack([core, spurious]), y, y_s
 
-    names = _UNSEEN_GENRES if split == "unseen" else _SEEN_GENRES
+    names = _UNSEEN_GENRES if unseen else _SEEN_GENRES
+    if genre_register:
+        names = [f"{name} {_GENRE_REGISTERS[(i + (n_genres if unseen else 0)) % k]}"
+                 for i, name in enumerate(names)]
     ambiguous = rng.random_sample(n_samples) < float(noise)
     if kind == "nli":
         pairs = list(_QUANTIFIER_RELATION)

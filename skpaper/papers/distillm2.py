@@ -8,6 +8,12 @@ every method then trains the student for the same number of steps on the
 same prompts. The judge is a proxy: the teacher's per-token negative
 log-likelihood of the student's samples (lower is better; the floor is the
 teacher's NLL of its own samples).
+
+Every comparison is paired: each seed draws its own Markov source, teacher and
+initial student, and every method distils that one student. The negative
+control of the asserting claims is DistiLLM-2 with its contrastive term off
+(``beta=0``: the skew KL on teacher responses alone, the student responses
+still sampled but unused), the same optimiser steps from the same student.
 """
 
 import functools
@@ -15,33 +21,45 @@ import functools
 import numpy as np
 
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, paired_difference
 
 SLUG = "distillm2"
 
 register_paper(SLUG, "DistiLLM-2: A Contrastive Approach Boosts the Distillation of LLMs",
                module="skpaper.language")
 
-#: Judge-proxy margin (nats) by which DistiLLM-2 must beat forward KL and SeqKD.
-_MARGIN = 0.5
+#: Judge-proxy margin (nats) over forward KL and SeqKD measured by the full-scale prototype
+#: of the specification (not a figure of the paper); asserted at full scale only, the
+#: smaller scales assert the direction (margin 0).
+_SPEC_PROTOTYPE_MARGIN = 0.5
 
-_METHODS = ("seqkd", "fkl", "skl_both", "distillm2")
+#: Every method distils the same student for the same steps. "distillm2_no_contrast" is
+#: the negative control: DistiLLM-2's loss with beta=0, i.e. without its student-response
+#: (skew reverse KL) term.
+_METHODS = ("seqkd", "fkl", "skl_both", "gjsd", "distillm2", "distillm2_no_contrast")
+_METHOD_PARAMS = {"distillm2_no_contrast": dict(loss="distillm2", beta=0.0)}
+_CONTROL = "distillm2_no_contrast"
+#: Methods that also read the student's own responses (two sequences per prompt and step).
+_TWO_RESPONSES = ("skl_both", "gjsd", "distillm2", "distillm2_no_contrast")
 
 _SCALES = {
-    # n_worlds Markov sources (each with its own teacher and student) x n_seeds distillation
-    # seeds; teacher/student = (layers, width, training epochs at batch 64). "full" is the
-    # reference prototype: 24 symbols, 600 teacher steps, 60 student steps, 300 distillation
-    # steps at batch 128 with student samples regenerated every 100 steps.
-    "smoke": dict(n_worlds=1, n_seeds=1, n_symbols=8, length=12, prompt_len=4, n_train=256,
-                  n_prompts=64, n_eval=32, teacher=(1, 32, 6), student=(1, 16, 1),
-                  rounds=2, epochs=1, batch=32, lr=3e-3, curve_every=1, methods=_METHODS),
-    "quick": dict(n_worlds=1, n_seeds=3, n_symbols=24, length=24, prompt_len=6, n_train=1024,
-                  n_prompts=384, n_eval=128, teacher=(2, 48, 19), student=(1, 32, 4),
-                  rounds=3, epochs=9, batch=64, lr=2e-3, curve_every=3, methods=_METHODS),
-    "full": dict(n_worlds=3, n_seeds=1, n_symbols=24, length=24, prompt_len=6, n_train=1536,
+    # n_worlds paired seeds (each its own Markov source, teacher and student) x n_seeds
+    # distillation seeds; teacher/student = (layers, width, training epochs at batch 64).
+    # "full" is the reference prototype: 24 symbols, 600 teacher steps, 60 student steps, 300
+    # distillation steps at batch 128 with student samples regenerated every 100 steps.
+    "smoke": dict(n_worlds=2, n_seeds=1, n_symbols=8, length=12, prompt_len=4, n_train=192,
+                  n_prompts=64, n_eval=32, teacher=(1, 32, 4), student=(1, 16, 1),
+                  rounds=2, epochs=1, batch=32, lr=3e-3, curve_every=1, methods=_METHODS,
+                  margin=0.0),
+    "quick": dict(n_worlds=5, n_seeds=1, n_symbols=24, length=24, prompt_len=6, n_train=1024,
+                  n_prompts=256, n_eval=128, teacher=(2, 48, 12), student=(1, 32, 4),
+                  rounds=3, epochs=6, batch=64, lr=2e-3, curve_every=3, methods=_METHODS,
+                  margin=0.0),
+    "full": dict(n_worlds=5, n_seeds=1, n_symbols=24, length=24, prompt_len=6, n_train=1536,
                  n_prompts=1280, n_eval=512, teacher=(2, 64, 25), student=(1, 32, 3),
-                 rounds=3, epochs=10, batch=128, lr=2e-3, curve_every=2,
-                 methods=_METHODS + ("gjsd",)),
+                 rounds=3, epochs=10, batch=128, lr=2e-3, curve_every=2, methods=_METHODS,
+                 margin=_SPEC_PROTOTYPE_MARGIN),
 }
 
 
@@ -112,8 +130,7 @@ def _experiment(scale, seed):
     device = "auto" if scale == "full" else "cpu"
     n_new = cfg["length"] - cfg["prompt_len"] + 1  # the response and its <eos>
     runs = []
-    for world in range(cfg["n_worlds"]):
-        world_seed = seed * 1000 + world
+    for world, world_seed in enumerate(claim_seeds(seed, cfg["n_worlds"])):
         n_total = cfg["n_train"] + cfg["n_prompts"] + cfg["n_eval"]
         texts, source = make_markov_text(
             n_total, n_symbols=cfg["n_symbols"], order=2, length=cfg["length"],
@@ -130,6 +147,7 @@ def _experiment(scale, seed):
         student = LanguageModel(tokenizer=tok, n_layers=layers, d_model=width, n_heads=2,
                                 max_len=cfg["length"] + 2, max_epochs=epochs, batch_size=64,
                                 lr=3e-3, device=device, random_state=world_seed + 1).fit(train)
+        n_parameters = sum(p.numel() for p in student.module_.parameters())
 
         eval_ids = _encode(tok, eval_prompts)
         train_ids = _encode(tok, prompts)
@@ -166,15 +184,20 @@ def _experiment(scale, seed):
             rows = [init]
             for method in cfg["methods"]:
                 curve = _Curve(lambda est: judge(est.module_, curve_ids)[0], cfg["curve_every"])
+                params = {"loss": method, **_METHOD_PARAMS.get(method, {})}
                 distiller = ContrastiveDistiller(
                     teacher=FrozenEstimator(teacher), student=FrozenEstimator(student),
-                    loss=method, n_rounds=cfg["rounds"], max_epochs=cfg["epochs"],
+                    n_rounds=cfg["rounds"], max_epochs=cfg["epochs"],
                     batch_size=cfg["batch"], lr=cfg["lr"], max_new_tokens=n_new,
-                    device=device, random_state=world_seed * 10 + rep, callbacks=[curve],
+                    device=device, random_state=world_seed + 7 * rep + 2, callbacks=[curve],
+                    **params,
                 ).fit(prompts)
                 rows.append(describe(distiller.module_, method, [start] + curve.values))
+            steps = cfg["rounds"] * cfg["epochs"] * -(-len(prompts) // cfg["batch"])
             runs.append({"world": world, "seed": rep, "floor": floor,
-                         "entropy_rate": source["entropy_rate"], "rows": rows})
+                         "entropy_rate": source["entropy_rate"], "rows": rows,
+                         "parameters": int(n_parameters), "train_steps": int(steps),
+                         "n_prompts": len(prompts)})
     return runs
 
 
@@ -186,89 +209,189 @@ def _by_method(runs, key):
     return {m: float(np.mean(v)) for m, v in table.items()}, table
 
 
-@register_claim(SLUG, "beats-fkl-and-seqkd",
-                "Judged by the teacher's NLL of student generations, DistiLLM-2 beats forward-KL "
-                "KD and SeqKD by at least 0.5 nats at equal steps (3 seeds).")
-def _claim_beats_baselines(scale, seed, out_dir):
+def _arms(runs, methods):
+    """Budget of every arm: student parameters, optimiser steps, prompts and sequences."""
+    run = runs[0]
+    return {m: {"parameters": run["parameters"], "train_steps": run["train_steps"],
+                "train_examples": run["n_prompts"],
+                "sequences_per_prompt": 2 if m in _TWO_RESPONSES else 1}
+            for m in methods}
+
+
+def _nll_gains(runs, method, baselines, margin):
+    """Paired lower bounds of ``baseline NLL - method NLL`` (nats), one per baseline."""
+    _, table = _by_method(runs, "teacher_nll")
+    return {b: paired_difference(table[b], table[method], alternative="greater",
+                                 margin=margin) for b in baselines}
+
+
+def _nll_claim(scale, seed, baselines, margin):
     runs = _experiment(scale, seed)
     means, table = _by_method(runs, "teacher_nll")
-    margins = {b: [f - d for f, d in zip(table[b], table["distillm2"])]
-               for b in ("fkl", "seqkd")}
-    worst = {b: float(min(v)) for b, v in margins.items()}
-    passed = all(v >= _MARGIN for v in worst.values())
+    gains = _nll_gains(runs, "distillm2", baselines, margin)
+    control = _nll_gains(runs, _CONTROL, baselines, margin)
+    observed = {"teacher_nll_mean": means, "teacher_nll_per_seed": table,
+                "gain_nats": {b: g.to_dict() for b, g in gains.items()},
+                "teacher_floor": float(np.mean([r["floor"] for r in runs])),
+                "n_paired_seeds": len(runs)}
+    return runs, observed, gains, ControlResult(
+        observed={"gain_nats": {b: g.to_dict() for b, g in control.items()}},
+        passed=all(g.passed for g in control.values()))
 
+
+_NOTES = ("Judge proxy (the teacher's NLL of student samples) instead of GPT-4o win rates; "
+          "teacher and student are trained in the claim. Each paired seed is its own Markov "
+          "source, teacher and initial student; every method runs the same optimiser steps "
+          "from that student on the same prompts (the methods that also use the student's "
+          "responses see two sequences per prompt, as in the paper). 'quick' trains a smaller "
+          "teacher for fewer steps and distils for fewer steps than the prototype, so the "
+          "gaps are smaller there and only the direction is asserted; 'full' is the "
+          "prototype's setting.")
+
+
+@register_claim(SLUG, "beats-fkl-and-seqkd",
+                "Judged by the teacher's NLL of student generations, DistiLLM-2 beats forward-KL "
+                "KD and SeqKD at equal steps.",
+                paper_statement="DistiLLM-2 outperforms KD (forward KL) and SeqKD on every "
+                                "instruction-following benchmark (LLM-as-judge win rates, "
+                                "main tables; figures not retrieved).",
+                check="for each of forward KL and SeqKD: the lower 95% bound of the paired "
+                      "mean (baseline NLL - DistiLLM-2 NLL) over the paired seeds > margin "
+                      "(0 at smoke and quick; the spec prototype's 0.5 nats at full)",
+                control="contrastive term off: DistiLLM-2's loss with beta=0 (skew KL on "
+                        "teacher responses only)")
+def _claim_beats_baselines(scale, seed, out_dir):
+    margin = _SCALES[scale]["margin"]
+    runs, observed, gains, control = _nll_claim(scale, seed, ("fkl", "seqkd"), margin)
     fig, ax = new_figure(figsize=(6, 4))
     colors = {"seqkd": "tab:gray", "fkl": "tab:blue", "skl_both": "tab:orange",
-              "distillm2": "tab:red", "gjsd": "tab:green"}
+              "distillm2": "tab:red", "gjsd": "tab:green", _CONTROL: "tab:purple"}
     for run in runs:
         for row in run["rows"][1:]:
             epochs = np.arange(len(row["curve"])) * _SCALES[scale]["curve_every"]
-            ax.plot(epochs, row["curve"], color=colors[row["method"]], alpha=0.8,
+            ax.plot(epochs, row["curve"], color=colors[row["method"]], alpha=0.7,
                     label=row["method"] if run is runs[0] else None)
     ax.axhline(runs[0]["floor"], color="k", ls="--", lw=1, label="teacher on its own samples")
     ax.set_xlabel("epoch")
     ax.set_ylabel("teacher NLL of student samples (nats/token)")
-    ax.set_title("DistiLLM-2 vs baselines on a Markov language")
-    ax.legend(fontsize=8)
+    ax.set_title("DistiLLM-2 vs baselines on Markov languages")
+    ax.legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "learning_curves")
     return ClaimResult(
-        observed={"teacher_nll_mean": means, "teacher_nll_per_run": table,
-                  "margin_min_over_seeds": worst,
-                  "teacher_floor": float(np.mean([r["floor"] for r in runs])),
-                  "n_runs": len(runs)},
-        expected={"margin_over_fkl_and_seqkd_min": _MARGIN,
-                  "spec_prototype": {"distillm2": 2.76, "fkl": 3.43, "seqkd": 4.24}},
-        passed=bool(passed), artifacts=[artifact],
-        notes=("Judge proxy instead of GPT-4o win rates; teacher and student are trained in the "
-               "claim. Every method runs the same steps from the same student; margins are per "
-               "seed (the minimum is reported). 'quick' trains a smaller teacher for half the "
-               "prototype's steps and distils for 162 instead of 300 steps, so the gaps between "
-               "methods are smaller there; 'full' is the full prototype (3 Markov worlds)."),
-    )
+        observed=observed,
+        expected={"gain_lower_bound": f"> {margin} nats for fkl and seqkd",
+                  "spec_prototype_margin": _SPEC_PROTOTYPE_MARGIN,
+                  "spec_prototype_teacher_nll": {"distillm2": 2.76, "fkl": 3.43, "seqkd": 4.24}},
+        passed=all(g.passed for g in gains.values()), control=control,
+        arms=_arms(runs, ("distillm2", "fkl", "seqkd", _CONTROL)), artifacts=[artifact],
+        notes=_NOTES)
+
+
+@register_claim(SLUG, "beats-strongest-baselines",
+                "DistiLLM-2 also beats the strongest baselines that use the student's own "
+                "responses: the same skew KL on both data types and GKD's generalised JSD.",
+                paper_statement="DistiLLM-2 outperforms DistiLLM (skew KL) and GKD (generalised "
+                                "JSD on on-policy samples); its ablation replaces the "
+                                "contrastive loss by one loss on both data types and loses "
+                                "(tables not retrieved).",
+                check="for each of skl_both and gjsd: the lower 95% bound of the paired mean "
+                      "(baseline NLL - DistiLLM-2 NLL) over the paired seeds > 0",
+                control="contrastive term off: DistiLLM-2's loss with beta=0 (skew KL on "
+                        "teacher responses only)")
+def _claim_strongest(scale, seed, out_dir):
+    runs, observed, gains, control = _nll_claim(scale, seed, ("skl_both", "gjsd"), 0.0)
+    fig, ax = new_figure(figsize=(5.5, 3.8))
+    _, table = _by_method(runs, "teacher_nll")
+    methods = [m for m in table if m != "student init"]
+    ax.boxplot([table[m] for m in methods])
+    ax.set_xticks(range(1, len(methods) + 1), methods, rotation=20, fontsize=8)
+    ax.set_ylabel("teacher NLL of student samples (nats/token)")
+    ax.set_title("per-seed judge proxy")
+    artifact = save_figure(fig, out_dir, "nll_by_method")
+    return ClaimResult(
+        observed=observed,
+        expected={"gain_lower_bound": "> 0 nats for skl_both and gjsd",
+                  "spec_prototype_lead_over_skl_both": 0.1},
+        passed=all(g.passed for g in gains.values()), control=control,
+        arms=_arms(runs, ("distillm2", "skl_both", "gjsd", _CONTROL)), artifacts=[artifact],
+        notes=_NOTES + " The prototype of the specification measured a lead of only about 0.1 "
+                       "nats over skl_both.")
+
+
+def _own_sample_drops(runs, method, others):
+    """Paired upper bounds of ``log q_method(y_s) - log q_other(y_s)`` (must be < 0)."""
+    _, table = _by_method(runs, "logq_own_initial")
+    return {o: paired_difference(table[method], table[o], alternative="less")
+            for o in others}
 
 
 @register_claim(SLUG, "contrastive-signature",
                 "DistiLLM-2 lowers the student's likelihood of its own earlier samples the most "
-                "of all methods, while raising the likelihood of teacher samples.")
+                "of all methods, while raising the likelihood of teacher samples.",
+                paper_statement="The contrastive loss raises the likelihood of teacher "
+                                "responses and pushes down that of student responses (the "
+                                "paper's analysis of the loss dynamics).",
+                check="the upper 95% bound of the paired mean (log q_DistiLLM-2 - log q_other) "
+                      "of the initial student's samples < 0 against every other method, and "
+                      "the lower bound of log q(teacher samples) after minus before > 0",
+                control="contrastive term off: DistiLLM-2's loss with beta=0 in its place")
 def _claim_signature(scale, seed, out_dir):
     runs = _experiment(scale, seed)
     own, table = _by_method(runs, "logq_own_initial")
-    teacher_ll, _ = _by_method(runs, "logq_teacher")
-    lowest = min((m for m in own if m != "student init"), key=own.get)
-    wins = [min((r for r in run["rows"][1:]), key=lambda r: r["logq_own_initial"])["method"]
-            == "distillm2" for run in runs]
-    rises = teacher_ll["distillm2"] > teacher_ll["student init"]
-    passed = all(wins) and rises
+    teacher_ll, teacher_table = _by_method(runs, "logq_teacher")
+    others = [m for m in _SCALES[scale]["methods"] if m not in ("distillm2", _CONTROL)]
+    init = teacher_table["student init"]
+
+    def arm(method):
+        drops = _own_sample_drops(runs, method, others + ["distillm2" if method == _CONTROL
+                                                          else _CONTROL])
+        rise = paired_difference(teacher_table[method], init, alternative="greater")
+        return drops, rise, all(d.passed for d in drops.values()) and rise.passed
+
+    drops, rise, passed = arm("distillm2")
+    c_drops, c_rise, c_passed = arm(_CONTROL)
 
     fig, ax = new_figure(figsize=(6, 4))
-    methods = [m for m in own]
-    ax.scatter([teacher_ll[m] for m in methods], [own[m] for m in methods])
-    for m in methods:
+    for m in own:
+        ax.scatter(teacher_ll[m], own[m])
         ax.annotate(m, (teacher_ll[m], own[m]), fontsize=8)
     ax.set_xlabel("log q(teacher samples) per token")
     ax.set_ylabel("log q(student's initial samples) per token")
     ax.set_title("Contrastive signature")
     artifact = save_figure(fig, out_dir, "signature")
     return ClaimResult(
-        observed={"logq_own_initial": own, "logq_own_initial_per_run": table,
-                  "logq_teacher": teacher_ll, "lowest": lowest,
-                  "distillm2_lowest_in_each_run": wins},
-        expected={"lowest": "distillm2", "logq_teacher_rises": True},
-        passed=bool(passed), artifacts=[artifact],
+        observed={"logq_own_initial": own, "logq_own_initial_per_seed": table,
+                  "logq_teacher": teacher_ll,
+                  "own_sample_logq_difference": {o: d.to_dict() for o, d in drops.items()},
+                  "teacher_logq_rise": rise.to_dict()},
+        expected={"own_sample_logq_difference_upper_bound": "< 0 against every method",
+                  "teacher_logq_rise_lower_bound": "> 0"},
+        passed=bool(passed),
+        control=ControlResult(
+            observed={"own_sample_logq_difference": {o: d.to_dict() for o, d in c_drops.items()},
+                      "teacher_logq_rise": c_rise.to_dict()},
+            passed=bool(c_passed)),
+        arms=_arms(runs, _SCALES[scale]["methods"]), artifacts=[artifact],
         notes="Per-token log-likelihood, under the distilled student, of the samples the initial "
               "student drew (temperature 0.8, top-p 0.95) on the training prompts.",
     )
 
 
 @register_claim(SLUG, "same-loss-both-types",
-                "DistiLLM-2 versus the same skew KL on both data types: reported, not asserted "
-                "(the paper's ablation; a preliminary prototype measured a lead of about 0.1 nats).")
+                "DistiLLM-2 versus the same skew KL on both data types, with the divergences "
+                "of every method: reported, not asserted.",
+                paper_statement="Ablation: applying one loss to both teacher and student "
+                                "responses is worse than the contrastive pairing (table not "
+                                "retrieved).",
+                check="nothing asserted: the per-seed lead of DistiLLM-2 over skl_both and its "
+                      "paired bound are reported (asserted in beats-strongest-baselines)",
+                reported=True)
 def _claim_same_loss(scale, seed, out_dir):
     runs = _experiment(scale, seed)
     nll, table = _by_method(runs, "teacher_nll")
     fkl, _ = _by_method(runs, "fwd_kl")
     rkl, _ = _by_method(runs, "rev_kl")
-    lead = [a - b for a, b in zip(table["skl_both"], table["distillm2"])]
+    lead = paired_difference(table["skl_both"], table["distillm2"], alternative="greater")
 
     fig, ax = new_figure(figsize=(6, 4))
     methods = list(nll)
@@ -281,8 +404,9 @@ def _claim_same_loss(scale, seed, out_dir):
     artifact = save_figure(fig, out_dir, "divergences")
     return ClaimResult(
         observed={"teacher_nll": nll, "fwd_kl": fkl, "rev_kl": rkl,
-                  "distillm2_lead_over_skl_both": [float(v) for v in lead]},
+                  "distillm2_lead_over_skl_both": lead.to_dict()},
         expected={"reported_only": True, "spec_prototype_lead": 0.1},
-        passed=True, artifacts=[artifact],
-        notes="Reported, not asserted: a preliminary prototype found the lead small (about 0.1).",
+        passed=None, arms=_arms(runs, ("distillm2", "skl_both")), artifacts=[artifact],
+        notes="Reported, not asserted: the prototype of the specification found the lead small "
+              "(about 0.1 nats).",
     )

@@ -196,6 +196,36 @@ def test_make_spurious_task_sentiment_and_unseen_genres():
         assert text.split()[-1] in _SENTIMENT_WORDS[labels.index(label)]
 
 
+@pytest.mark.parametrize("kind", ["tabular", "nli"])
+def test_make_spurious_task_register_is_shared_by_seen_and_unseen_genres(kind):
+    from skpaper.datasets._language import _GENRE_REGISTERS
+
+    n = 3000
+    for split in ("flipped", "unseen_flipped"):
+        X, y, y_s = make_spurious_task(n, split=split, kind=kind, genre_register=True,
+                                       random_state=1)
+        lo, hi = _binomial_band(n, 0.9)
+        # unseen_flipped keeps a real correlation, pointing away from y_S
+        assert lo <= np.mean(y == _shift_label(y_s, kind)) <= hi
+        if kind == "tabular":
+            assert X.shape == (n, 4 + 6 + 3)
+            np.testing.assert_array_equal(X[:, -3:].argmax(1), y_s)
+            assert X[:, 4:10].any() == (split == "flipped")
+        else:
+            registers = [text.split()[1] for text in X]
+            labels = sorted(set(y_s))
+            for register, label in zip(registers, y_s):
+                assert register == _GENRE_REGISTERS[NLI_LABELS.index(label)]
+            assert len(labels) == 3
+            assert all(text.split()[0] in _UNSEEN_GENRES for text in X) == (split != "flipped")
+
+
+def _shift_label(y_s, kind):
+    if kind == "tabular":
+        return (y_s + 1) % 3
+    return np.array([NLI_LABELS[(NLI_LABELS.index(v) + 1) % 3] for v in y_s])
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"split": "shifted"}, "split must be one of"),
     ({"kind": "image"}, "kind must be one of"),
@@ -210,6 +240,8 @@ def test_make_spurious_task_sentiment_and_unseen_genres():
 def test_make_spurious_task_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_spurious_task(**{"n_samples": 10, **kwargs})
+    with pytest.raises(TypeError, match="genre_register must be a bool"):
+        make_spurious_task(10, genre_register="yes")
 
 
 # --------------------------------------------------------------------- tabular estimator
@@ -516,10 +548,17 @@ def test_claims_smoke_report_every_type_per_split():
     from skpaper.papers.focus_instruction_tuning import _experiment
 
     results, per_seed = _experiment("smoke", 0)
-    assert all(len(runs) == 1 for runs in per_seed.values())
-    for name in ("fit", "fit_decoupled", "text_fit_decoupled"):
-        for split in ("iid", "low", "flipped", "unseen"):
+    assert all(len(runs) == 2 for runs in per_seed.values())
+    splits = {"iid", "low", "flipped", "unseen_flipped"}
+    for name in ("fit", "fit_decoupled", "sft_hidden_instruction", "text_fit",
+                 "text_fit_decoupled"):
+        assert set(results[name]) == splits
+        for split in splits:
             row = results[name][split]
-            assert set(row) == set(FOCUS_TYPES)
+            assert set(row) == set(FOCUS_TYPES) | {"core_answer_is_spurious"}
             assert all(0.0 <= v <= 1.0 for v in row.values())
-    assert set(results["vanilla"]) == {"iid", "low", "flipped", "unseen"}
+    assert set(results["vanilla"]) == splits
+    # With the instruction hidden, every instruction gets the same answers.
+    for run in per_seed["sft_hidden_instruction"]:
+        for split in splits:
+            assert run[split]["focus_S"] == run[split]["core_answer_is_spurious"]
