@@ -3,6 +3,8 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
@@ -271,3 +273,18 @@ def test_unknown_ids_raise_and_unknown_filter_facts_are_ignored(tiny):
 def test_declared_sizes_are_bounded(tiny, param):
     with pytest.raises(ValueError, match=param):
         ComplExLinkPredictor(**SMALL, **{param: 2**31}).fit(tiny)
+
+
+@settings(max_examples=15, deadline=None)
+@given(ids=st.lists(st.integers(0, np.iinfo(np.int64).max), min_size=2, max_size=6,
+                    unique=True),
+       data=st.data())
+def test_any_int64_ids_fit_with_tables_sized_by_distinct_ids(ids, data):
+    n = data.draw(st.integers(2, 12))
+    pick = st.sampled_from(ids)
+    X = np.array([[data.draw(pick), 0, data.draw(pick), data.draw(pick)] for _ in range(n)],
+                 dtype=np.int64)
+    est = ComplExLinkPredictor(rank=2, max_epochs=1, device="cpu", random_state=0).fit(X)
+    assert est.module_.entity.shape[0] == len(np.unique(X[:, [0, 2]]))
+    assert set(est.predict(X)) <= set(X[:, [0, 2]].ravel())
+    assert np.all(np.isfinite(est.score_samples(X)))
