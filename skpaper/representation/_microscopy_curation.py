@@ -126,8 +126,8 @@ class PerturbationConsistencyFilter(BaseEstimator):
         if counts.max() < 2:
             raise ValueError(
                 "PerturbationConsistencyFilter needs at least one perturbation with two or "
-                f"more replicates (rows); got {X.shape[0]} rows with {counts.size} distinct "
-                "labels.")
+                f"more replicates (rows); got n_samples = {X.shape[0]} with {counts.size} "
+                "distinct labels.")
         sums = np.zeros((counts.size, U.shape[1]))
         np.add.at(sums, inverse, U)
         self.n_replicates_ = counts
