@@ -493,7 +493,7 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         return float(1.0 - np.average(errors, weights=sample_weight))
 
 
-def _dual_estimate(qp, x, rel_tol=1e-3):
+def _dual_estimate(qp, x, rel_tol=1e-2):
     """OSQP dual vector for the rows ``[A; I]`` consistent with a primal guess ``x``.
 
     Rows within ``rel_tol`` (relative to ``max(1, |bound|)``) of a finite bound are taken
@@ -518,7 +518,12 @@ def _dual_estimate(qp, x, rel_tol=1e-3):
     grad = qp["Q"] @ x + q
     lo = np.where(equality[active] | at_lower[active], -np.inf, 0.0)
     hi = np.where(equality[active] | at_upper[active], np.inf, 0.0)
-    fit = lsq_linear(A[active].T.tocsr(), -grad, bounds=(lo, hi), lsmr_tol="auto")
+    rows = A[active].T
+    if rows.shape[0] * rows.shape[1] <= 250_000:
+        # Small systems: dense bounded-variable least squares is exact and much faster.
+        fit = lsq_linear(rows.toarray(), -grad, bounds=(lo, hi), method="bvls")
+    else:
+        fit = lsq_linear(rows.tocsr(), -grad, bounds=(lo, hi), lsmr_tol="auto")
     y[active] = fit.x
     return y
 
