@@ -1,17 +1,23 @@
 """Claims of Zhang & Zhang, "Tight and Fast Bounds for Multi-Label Learning" (ICML 2025).
 
-The paper is theoretical (no experiments, no code), so its claims are checked by
-evaluating the bounds with :func:`skpaper.multilabel.generalization_bounds`
-(``constants="rate"``: absolute constants 1, logarithms dropped) on models
-fitted to synthetic linear multi-label data, next to the observed test-train
-gaps. The set-up (n = 500, d = 50, unit-norm inputs, logistic base loss,
+The paper is theoretical (no experiments, no code). Its one statement that data
+can test is that, for a smooth base loss, generalization does not degrade with
+the number of labels c: the asserted claim measures the observed test-train gap
+of models fitted to synthetic linear multi-label data as c grows, with a
+Lipschitz (hinge) base loss as the negative control. The other claims evaluate
+our bound calculator, :func:`skpaper.multilabel.generalization_bounds`, whose
+formulas are reconstructed, so they check the calculator's shapes, not the
+paper, and are reported. The set-up (n = 500, d = 50, unit-norm inputs,
 ``alpha = 1e-3``, per-label constraint) is the one of the specification.
 """
+
+from functools import lru_cache
 
 import numpy as np
 
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, paired_difference
 
 SLUG = "multilabel-smooth-bounds"
 
@@ -21,12 +27,7 @@ register_paper(SLUG, "Tight and Fast Bounds for Multi-Label Learning",
 _N_FEATURES = 50
 _ALPHA = 1e-3
 
-_LABEL_SWEEP = {
-    # (n_train, n_test, label counts, seeds)
-    "smoke": (200, 1000, (4, 16), 1),
-    "quick": (500, 5000, (4, 16, 64, 256), 1),
-    "full": (500, 20000, (4, 16, 64, 256), 3),
-}
+_SHAPE_OBJECTIVES = ("ranking", "hamming")
 
 _NOISE_SWEEP = {
     # (n_train, n_test, n_labels, noise levels, seeds)
@@ -36,8 +37,28 @@ _NOISE_SWEEP = {
 }
 
 
+_GAP_SWEEP = {
+    # (n_train, n_test, label counts, seeds)
+    "smoke": (200, 1000, (4, 16), 2),
+    "quick": (500, 3000, (4, 16, 64, 256), 3),
+    "full": (500, 20000, (4, 16, 64, 256), 10),
+}
+#: Largest growth of the mean test-train gap from the smallest to the largest c
+#: still called flat (ours; the gaps are about 0.03-0.06 at n = 500).
+_GAP_MARGIN = 0.02
+
+_SAMPLE_SIZES = {"smoke": (200, 800), "quick": (250, 1000, 4000, 16000),
+                 "full": (250, 1000, 4000, 16000, 64000)}
+
+
 def _fit_point(config):
     """Fit one model and evaluate its bounds; ``config`` is a plain dict (picklable)."""
+    return dict(_fit_point_cached(tuple(sorted(config.items()))))
+
+
+@lru_cache(maxsize=512)
+def _fit_point_cached(items):
+    config = dict(items)
     from ..datasets import make_linear_multilabel
     from ..multilabel import SmoothMultiLabelClassifier, generalization_bounds, metrics
 
@@ -50,11 +71,13 @@ def _fit_point(config):
     # positive_rate=0.5 puts every threshold at 0, so the class f(x) = W^T x of
     # the paper (no intercept) contains the target and R = max ||x|| = 1.
     clf = SmoothMultiLabelClassifier(
-        loss="logistic", alpha=_ALPHA, objective=config["objective"], fit_intercept=False,
+        loss=config.get("loss", "logistic"), alpha=_ALPHA, objective=config["objective"], fit_intercept=False,
         random_state=config["seed"],
     ).fit(X_train, Y_train)
     table = generalization_bounds(clf, X_train, Y_train, X_test=X_test, Y_test=Y_test,
                                   norm_bound=config.get("norm_bound"))
+    theorem = generalization_bounds(clf, X_train, Y_train, constants="theorem",
+                                    norm_bound=config.get("norm_bound"))
     S_train, S_test = clf.decision_function(X_train), clf.decision_function(X_test)
     P_train, P_test = clf.predict(X_train), clf.predict(X_test)
     zero_one = {
@@ -63,8 +86,10 @@ def _fit_point(config):
         "ranking": lambda T, P, S: metrics.ranking_loss(T, S),
     }[config["objective"]]
     rows = {str(b): i for i, b in enumerate(table["bound"])}
-    return {
+    return tuple({
         **config,
+        "trivial_risk": float(table["trivial_risk"][0]),
+        **{f"{b}_theorem_value": float(theorem["value"][i]) for b, i in rows.items()},
         "Lambda": float(table["Lambda"][0]),
         "empirical_risk": float(table["empirical_risk"][0]),
         "surrogate_gap": float(table["observed_gap"][0]),
@@ -73,7 +98,7 @@ def _fit_point(config):
         **{f"{b}_value": float(table["value"][i]) for b, i in rows.items()},
         **{f"{b}_excess": float(table["excess"][i]) for b, i in rows.items()},
         **{f"{b}_rate": float(table["complexity_term"][i]) for b, i in rows.items()},
-    }
+    }.items())
 
 
 def _mean_over_seeds(points, key_fields):
@@ -96,25 +121,37 @@ def _series(points, objective, sort_key, field):
 
 
 @register_claim(
-    SLUG, "label-count-free-smooth-bound",
-    "As the number of labels c grows from 4 to 256 (n = 500), the Lipschitz bound grows "
-    "like sqrt(c) or faster (ratio >= 5) while the smooth bound's rate term changes by "
-    "less than 20% and the observed test-train gap stays flat (subset and ranking losses).",
+    SLUG, "calculator-label-count-shapes",
+    "Calculator check: as the number of labels c grows from 4 to 256 (n = 500), our "
+    "Lipschitz bound B1 grows like sqrt(c) or faster while the smooth bound B3 grows only "
+    "through its logarithms (ranking and Hamming surrogates).",
+    paper_statement=(
+        "Abstract: for smooth base losses the bounds have no dependence on c up to "
+        "logarithms, where Lipschitz vector-contraction bounds grow with c; the theorem "
+        "statements and constants could not be obtained, so the bound forms are ours."
+    ),
+    check=(
+        "reported, not asserted: the shapes follow from the calculator's own formulas "
+        "(B1 carries c, B3 carries c only inside log(nc)); shown with 'rate' constants "
+        "(logs dropped) and with the log factors kept ('theorem' constants)"
+    ),
+    reported=True,
 )
 def _claim_label_count(scale, seed, out_dir):
     from ..utils import parallel_map
 
-    n_train, n_test, label_counts, n_seeds = _LABEL_SWEEP[scale]
+    n_train, n_test, label_counts, _ = _GAP_SWEEP[scale]
+    # the first seed of the gap claim: its ranking fits are shared (cached)
+    first = claim_seeds(seed, 1)[0]
     configs = [
         {"objective": obj, "n_labels": c, "noise": 0.0, "n_train": n_train, "n_test": n_test,
-         "seed": seed + s}
-        for obj in ("subset", "ranking", "hamming") for c in label_counts
-        for s in range(n_seeds)
+         "seed": first, "loss": "logistic"}
+        for obj in _SHAPE_OBJECTIVES for c in label_counts
     ]
     points = _mean_over_seeds(parallel_map(_fit_point, configs), ("objective", "n_labels"))
 
-    observed, checks = {}, {}
-    for obj in ("subset", "ranking", "hamming"):
+    observed = {}
+    for obj in _SHAPE_OBJECTIVES:
         b1 = _series(points, obj, "n_labels", "B1_excess")
         b3 = _series(points, obj, "n_labels", "B3_rate")
         gap = _series(points, obj, "n_labels", "surrogate_gap")
@@ -123,6 +160,8 @@ def _claim_label_count(scale, seed, out_dir):
             "B2_excess": _series(points, obj, "n_labels", "B2_excess"),
             "B1_decomposed_excess": _series(points, obj, "n_labels", "B1_decomposed_excess"),
             "B3_rate_term": b3,
+            "B3_theorem_value": _series(points, obj, "n_labels", "B3_theorem_value"),
+            "trivial_risk": _series(points, obj, "n_labels", "trivial_risk"),
             "B4_excess": _series(points, obj, "n_labels", "B4_excess"),
             "surrogate_gap": gap,
             "zero_one_gap": _series(points, obj, "n_labels", "metric_gap"),
@@ -132,17 +171,14 @@ def _claim_label_count(scale, seed, out_dir):
             "B3_rate_change": round(b3[-1] / b3[0] - 1.0, 3),
             "gap_max_over_min": round(max(gap) / max(min(gap), 1e-12), 3),
         }
-        if obj != "hamming":
-            o = observed[obj]
-            checks[obj] = bool(o["B1_ratio"] >= 5.0 and abs(o["B3_rate_change"]) < 0.2
-                               and o["gap_max_over_min"] < 2.0)
-    headline = {f"{obj}_{key}": observed[obj][key] for obj in ("subset", "ranking")
-                for key in ("B1_ratio", "B3_rate_change")}
-    observed = {**headline, "c": list(label_counts), **observed,
-                "passed_per_objective": checks}
+        observed[obj]["B3_theorem_ratio"] = round(
+            observed[obj]["B3_theorem_value"][-1] / observed[obj]["B3_theorem_value"][0], 3)
+    headline = {f"{obj}_{key}": observed[obj][key] for obj in _SHAPE_OBJECTIVES
+                for key in ("B1_ratio", "B3_rate_change", "B3_theorem_ratio")}
+    observed = {**headline, "c": list(label_counts), **observed}
 
-    fig, axes = new_figure(1, 3, figsize=(12, 3.6), sharey=True)
-    for ax, obj in zip(axes, ("subset", "ranking", "hamming")):
+    fig, axes = new_figure(1, len(_SHAPE_OBJECTIVES), figsize=(9, 3.6), sharey=True)
+    for ax, obj in zip(axes, _SHAPE_OBJECTIVES):
         o = observed[obj]
         for key, label, style in (
             ("B1_excess", "B1 Lipschitz (l2 contraction)", "o-"),
@@ -170,24 +206,16 @@ def _claim_label_count(scale, seed, out_dir):
         "faster than sqrt(c). The Hamming panel is the nuance of the specification: "
         "decomposing over labels already gives a c-free Lipschitz bound, so it is not part "
         "of the pass criterion. The theorem statements of the paper could not be obtained; "
-        "the bound forms are reconstructed (see generalization_bounds)."
+        "the bound forms are reconstructed (see generalization_bounds). The subset "
+        "surrogate is left out here for run time (its fit at c = 256 takes minutes)."
     )
-    for obj in ("subset", "ranking"):
-        o = observed[obj]
-        failed = [f"{name} = {value}" for name, value, ok in (
-            ("B1_ratio", o["B1_ratio"], o["B1_ratio"] >= 5.0),
-            ("B3_rate_change", o["B3_rate_change"], abs(o["B3_rate_change"]) < 0.2),
-            ("gap_max_over_min", o["gap_max_over_min"], o["gap_max_over_min"] < 2.0),
-        ) if not ok]
-        if failed:
-            notes += f" {obj}: not met: {', '.join(failed)} (Lambda {o['Lambda']})."
     if scale == "smoke":
         notes += " Smoke runs c in {4, 16} at n = 200 only; the criteria need c up to 256."
     return ClaimResult(
         observed=observed,
-        expected={"B1_ratio_min": 5.0, "B3_rate_change_abs_max": 0.2,
-                  "gap_max_over_min_max": 2.0, "objectives": ["subset", "ranking"]},
-        passed=bool(all(checks.values())),
+        expected={"B1_ratio": "about sqrt(c) or c growth (formula)",
+                  "B3": "growth through log(n c) only (formula)"},
+        passed=None,
         artifacts=[artifact],
         notes=notes,
     )
@@ -195,9 +223,18 @@ def _claim_label_count(scale, seed, out_dir):
 
 @register_claim(
     SLUG, "optimistic-rate-under-low-noise",
-    "As the label noise goes to zero, the smooth (B3) and local (B4) bounds shrink with the "
-    "empirical risk (by 10% or more) while the Lipschitz bound (B1) does not, for a fixed "
-    "hypothesis class (ranking and Hamming losses).",
+    "Calculator check: as the label noise goes to zero, our smooth (B3) and local (B4) "
+    "bounds shrink with the empirical risk while the Lipschitz bound (B1) does not, for a "
+    "fixed hypothesis class (ranking and Hamming losses).",
+    paper_statement=(
+        "Abstract: local Rademacher versions give faster rates in n; smooth losses give "
+        "optimistic rates whose leading term scales with sqrt(empirical risk)."
+    ),
+    check=(
+        "reported, not asserted: the sqrt(R_hat) factor is in the calculator's own B3 and "
+        "B4 formulas; the observed gaps are shown next to them"
+    ),
+    reported=True,
 )
 def _claim_low_noise(scale, seed, out_dir):
     from ..utils import parallel_map
@@ -242,11 +279,11 @@ def _claim_low_noise(scale, seed, out_dir):
         observed[obj] = o
         checks[obj] = bool(o["B3_ratio_clean_over_noisy"] <= 0.9
                            and o["B4_ratio_clean_over_noisy"] <= 0.9
-                           and o["B1_ratio_clean_over_noisy"] >= 0.9)
+                           and o["B1_ratio_clean_over_noisy"] >= 0.9)  # shapes, not asserted
     headline = {f"{obj}_{bound}_ratio": observed[obj][f"{bound}_ratio_clean_over_noisy"]
                 for obj in objectives for bound in ("B3", "B1")}
     observed = {**headline, "noise": sorted(noises), **observed,
-                "passed_per_objective": checks}
+                "shapes_as_documented": checks}
 
     fig, axes = new_figure(1, 2, figsize=(9, 3.6))
     for ax, obj in zip(axes, objectives):
@@ -277,9 +314,151 @@ def _claim_low_noise(scale, seed, out_dir):
         notes += " Smoke uses n = 200, c = 8 and two noise levels."
     return ClaimResult(
         observed=observed,
-        expected={"B3_ratio_max": 0.9, "B4_ratio_max": 0.9, "B1_ratio_min": 0.9,
-                  "objectives": list(objectives)},
-        passed=bool(all(checks.values())),
+        expected={"B3_ratio": "<= 0.9 (formula)", "B4_ratio": "<= 0.9 (formula)",
+                  "B1_ratio": ">= 0.9 (formula)", "objectives": list(objectives)},
+        passed=None,
         artifacts=[artifact],
         notes=notes,
+    )
+
+
+@register_claim(
+    SLUG, "gap-flat-in-label-count",
+    "With the smooth logistic base loss, the observed test-train gap of the ranking "
+    "surrogate does not grow as the number of labels c goes from 4 to 256 (n = 500).",
+    paper_statement=(
+        "Abstract: for smooth base losses the generalization bounds have no dependence on "
+        "the number of labels c up to logarithms, where Lipschitz bounds grow with c (the "
+        "paper is theoretical; this is our check of what the bounds imply)."
+    ),
+    check=(
+        "paired over 3 seeds (the data of seed k shared by both losses): one-sided 95% "
+        "upper t bound of mean[gap(c=256) - gap(c=4)] < 0.02 (ours), gap = test minus "
+        "training ranking surrogate risk, logistic loss"
+    ),
+    control="Lipschitz (hinge) base loss instead of the smooth one, same check",
+)
+def _claim_gap(scale, seed, out_dir):
+    from ..utils import parallel_map
+
+    n_train, n_test, label_counts, n_seeds = _GAP_SWEEP[scale]
+    seeds = claim_seeds(seed, n_seeds)
+    losses = ("logistic", "hinge")
+    configs = [{"objective": "ranking", "n_labels": c, "noise": 0.0, "n_train": n_train,
+                "n_test": n_test, "seed": s, "loss": loss}
+               for loss in losses for c in label_counts for s in seeds]
+    points = parallel_map(_fit_point, configs)
+
+    def per_seed(loss, c, field="surrogate_gap"):
+        return [next(p[field] for p in points if p["loss"] == loss and p["n_labels"] == c
+                     and p["seed"] == s) for s in seeds]
+
+    growth = {loss: paired_difference(per_seed(loss, label_counts[-1]),
+                                      per_seed(loss, label_counts[0]),
+                                      alternative="less", margin=_GAP_MARGIN)
+              for loss in losses}
+    gaps = {loss: [float(np.mean(per_seed(loss, c))) for c in label_counts] for loss in losses}
+    risks = {loss: [float(np.mean(per_seed(loss, c, "empirical_risk"))) for c in label_counts]
+             for loss in losses}
+    lambdas = {loss: [float(np.mean(per_seed(loss, c, "Lambda"))) for c in label_counts]
+               for loss in losses}
+    b1 = {loss: [float(np.mean(per_seed(loss, c, "B1_excess"))) for c in label_counts]
+          for loss in losses}
+
+    fig, axes = new_figure(1, 2, figsize=(9, 3.6))
+    for loss, style in zip(losses, ("o-", "s--")):
+        axes[0].plot(label_counts, gaps[loss], style, label=f"{loss} (observed gap)")
+        for s in seeds:
+            axes[0].plot(label_counts, [per_seed(loss, c)[seeds.index(s)] for c in label_counts],
+                         style[0], alpha=0.3, color=axes[0].lines[-1].get_color())
+        axes[1].plot(label_counts, b1[loss], style, label=f"{loss}: B1 excess (rate)")
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("number of labels c")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("test - training ranking surrogate risk")
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("Lipschitz bound's excess term")
+    fig.suptitle(f"ranking surrogate, n = {n_train}, d = {_N_FEATURES}, {n_seeds} seeds")
+    artifact = save_figure(fig, out_dir, "gap_vs_label_count")
+
+    arm = {"parameters": None, "train_steps": None, "train_examples": n_train}
+    return ClaimResult(
+        observed={"c": list(label_counts), "mean_gap": gaps, "empirical_risk": risks,
+                  "Lambda": lambdas, "B1_excess_rate": b1,
+                  "logistic_growth": growth["logistic"].to_dict()},
+        expected={"gap_growth_upper_bound": f"< {_GAP_MARGIN}"},
+        passed=bool(growth["logistic"].passed),
+        control=ControlResult(observed={"hinge_growth": growth["hinge"].to_dict()},
+                              passed=bool(growth["hinge"].passed)),
+        arms={f"{loss} ({c} labels)": {**arm, "parameters": _N_FEATURES * c}
+              for loss in losses for c in label_counts},
+        artifacts=[artifact],
+        notes=(
+            "Each seed draws one data set per c; both base losses are fitted to the same "
+            "data with the same alpha and solver. A Lipschitz bound growing with c says the "
+            "worst case over the class may grow, not that the observed gap of one fitted "
+            "model must: if the hinge gap is flat too, the check cannot tell the smooth "
+            "loss from the Lipschitz one here and the claim is uninformative. The subset "
+            "surrogate is left out for run time."
+            + (" Smoke: c in {4, 16} at n = 200 only." if scale == "smoke" else "")
+        ),
+    )
+
+
+@register_claim(
+    SLUG, "informative-sample-size",
+    "The sample size at which the smooth bound B3 on the ranking surrogate falls below the "
+    "risk of the best constant predictor (stops being vacuous), with 'rate' and 'theorem' "
+    "constants.",
+    paper_statement=(
+        "The paper's bounds are asymptotic in n with unspecified absolute constants; it "
+        "reports no sample size at which they are informative."
+    ),
+    check=(
+        "reported, not asserted: B3 (rate and theorem constants) of models fitted at "
+        "growing n (c = 16, label noise 0.1) against the training risk of the best constant "
+        "predictor, as marked by the calculator's 'vacuous' column"
+    ),
+    reported=True,
+)
+def _claim_sample_size(scale, seed, out_dir):
+    from ..utils import parallel_map
+
+    sizes = _SAMPLE_SIZES[scale]
+    first = claim_seeds(seed, 1)[0]
+    configs = [{"objective": "ranking", "n_labels": 16, "noise": 0.1, "n_train": n,
+                "n_test": 2000, "seed": first, "loss": "logistic"} for n in sizes]
+    points = parallel_map(_fit_point, configs)
+    rate = [p["B3_value"] for p in points]
+    theorem = [p["B3_theorem_value"] for p in points]
+    trivial = [p["trivial_risk"] for p in points]
+    test_risk = [p["empirical_risk"] + p["surrogate_gap"] for p in points]
+    informative = [n for n, b, t in zip(sizes, rate, trivial) if b < t]
+
+    fig, ax = new_figure(figsize=(6, 4))
+    ax.plot(sizes, rate, "^-", label="B3, rate constants")
+    ax.plot(sizes, theorem, "v-", label="B3, theorem constants (logs kept)")
+    ax.plot(sizes, trivial, "k--", label="best constant predictor (vacuous above)")
+    ax.plot(sizes, test_risk, "k*:", label="observed test risk")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("training sample size n")
+    ax.set_ylabel("ranking surrogate risk (logistic)")
+    ax.set_title("c = 16, d = 50, label noise 0.1")
+    ax.legend(fontsize=7)
+    artifact = save_figure(fig, out_dir, "bound_vs_sample_size")
+    return ClaimResult(
+        observed={"n": list(sizes), "B3_rate_value": rate, "B3_theorem_value": theorem,
+                  "trivial_risk": trivial, "test_risk": test_risk,
+                  "Lambda": [p["Lambda"] for p in points],
+                  "empirical_risk": [p["empirical_risk"] for p in points],
+                  "smallest_informative_n_rate": informative[0] if informative else None,
+                  "informative_with_theorem_constants": [
+                      n for n, b, t in zip(sizes, theorem, trivial) if b < t]},
+        expected={"B3": "below trivial_risk from some n on (reported)"},
+        passed=None,
+        artifacts=[artifact],
+        notes=("Lambda is read from each fitted model (it grows with n as the "
+               "regularisation alpha is fixed), so the bound falls more slowly than 1/sqrt(n)."),
     )
