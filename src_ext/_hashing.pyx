@@ -11,7 +11,7 @@ import numpy as np
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 
 cnp.import_array()
 
@@ -187,6 +187,16 @@ cdef inline uint64_t _hash_units(const void* data, Py_ssize_t n, int kind, uint3
     return out[0]
 
 
+cdef inline bint _narrow_ascii(const uint32_t* cps, Py_ssize_t n, uint8_t* out) noexcept nogil:
+    # UCS4 to bytes when every code point is ASCII (then UTF-8 is the same bytes).
+    cdef Py_ssize_t i
+    cdef uint32_t acc = 0
+    for i in range(n):
+        acc |= cps[i]
+        out[i] = <uint8_t>cps[i]
+    return acc < 0x80
+
+
 cdef int _check_scratch(Py_ssize_t cap, object item) except -1:
     if cap == -2:
         raise MemoryError()
@@ -308,9 +318,15 @@ def hash_text_array(arr, seed=0):
     cdef uint8_t* scratch = NULL
     cdef Py_ssize_t cap = 0
     cdef Py_ssize_t bad = -1
+    cdef uint64_t out[2]
     result = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] res = result
     try:
+        if unit == 4:
+            scratch = <uint8_t*>malloc(4 * length + 64)
+            if scratch == NULL:
+                raise MemoryError()
+            cap = 4 * length + 64
         with nogil:
             for i in range(n):
                 m = length
@@ -318,7 +334,13 @@ def hash_text_array(arr, seed=0):
                     cps = <const uint32_t*>(base + i * width)
                     while m > 0 and cps[m - 1] == 0:
                         m -= 1
-                    res[i] = _hash_units(cps, m, 4, s, &scratch, &cap)
+                    if m > cap:
+                        res[i] = _hash_units(cps, m, 4, s, &scratch, &cap)
+                    elif _narrow_ascii(cps, m, scratch):
+                        _murmur3_x64_128(scratch, m, s, out)
+                        res[i] = out[0]
+                    else:
+                        res[i] = _hash_units(cps, m, 4, s, &scratch, &cap)
                 else:
                     while m > 0 and base[i * width + m - 1] == 0:
                         m -= 1
