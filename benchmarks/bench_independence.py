@@ -7,15 +7,19 @@ and its ``pc``. Cost profile of the official algorithm: its wrappers build the
 whole estimator again on ``data[:, [i, j, *S]]`` at every call; the
 ``recompute`` peer runs our test that way, so the ratio is the gain of caching
 the pairwise estimates across PC's calls. PC cases also report the skeleton
-F1 and the CPDAG SHD against the true graph.
+F1 and the CPDAG SHD against the true graph. The last case runs PC on a
+near-deterministic discrete network, outside the latent Gaussian model, where
+the tests fall back to the chi-square test (their number is reported).
 
 Run: ``python benchmarks/bench_independence.py [--quick] [--json out.json]``.
 """
 
+import warnings
+
 from _harness import Case, main_cli
 from sklearn.base import BaseEstimator
 
-from skpaper.datasets import make_discretized_gaussian_dag
+from skpaper.datasets import make_discrete_network, make_discretized_gaussian_dag
 from skpaper.independence import PC, DiscretizedCITest, dag_to_cpdag, shd, skeleton_f1
 
 
@@ -128,6 +132,23 @@ def make_cases(quick):
         cases.append(Case(f"causal-learn pc p=8 n={n}: our GMM test vs chisq",
                           ours=cl_pc_with_ours, peer=cl_pc_chisq, peer_name="causal-learn chisq",
                           params={"n": n, "p": 8}))
+    Xd, dag_d = make_discrete_network(n, 6, 0.4, 4, noise=0.05, random_state=1)
+
+    def pc_discrete():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            est = PC().fit(Xd)
+        return {**_figures(dag_d, est.skeleton_, est.cpdag_), "n_tests": est.n_tests_,
+                "n_fallbacks": len(est.fallback_tests_)}
+
+    peer = None
+    if cl_pc is not None:
+        def peer():
+            g = cl_pc(Xd.astype(float), 0.05, "chisq", show_progress=False).G.graph
+            return _figures(dag_d, _causallearn_skeleton(g), _causallearn_cpdag(g))
+
+    cases.append(Case(f"PC near-deterministic network p=6 n={n}", ours=pc_discrete, peer=peer,
+                      peer_name="causal-learn chisq", params={"n": n, "p": 6}))
     return cases
 
 

@@ -1,198 +1,204 @@
-"""Claims of "Expressive Power of GNNs for (Mixed-Integer) Quadratic Programs" (ICML 2025)."""
+"""Claims of "Expressive Power of GNNs for (Mixed-Integer) Quadratic Programs" (ICML 2025).
 
-import time
+The timing and warm-start comparison with OSQP is not a claim of the paper; it lives in
+``benchmarks/bench_qp.py``.
+"""
 
 import numpy as np
 
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, register_claim, register_paper
+from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._stats import claim_seeds, paired_difference, seed_summary
 
 SLUG = "qp-gnn"
 
 register_paper(SLUG, "Expressive Power of Graph Neural Networks for (Mixed-Integer) Quadratic "
                "Programs", module="skpaper.graph")
 
-# (instances, constraints, variables, nnz, epochs) per scale
-_CAPACITY = {"smoke": (20, 3, 8, 10, 15), "quick": (100, 5, 20, 30, 300),
-             "full": (100, 10, 50, 100, 2000)}
-_THRESHOLD = 0.05
-
+# (instances, constraints, variables, nnz, epochs, seeds) per scale
+_CAPACITY = {"smoke": (16, 3, 8, 10, 5, 2), "quick": (100, 5, 20, 30, 120, 3),
+             "full": (100, 10, 50, 100, 2000, 5)}
+_NARROW, _WIDE = 8, 64
 
 
 def _labelled(n_samples, m, n, nnz, seed):
+    """``n_samples`` solved instances (status "optimal") of the paper's generator."""
     from ..graph import make_random_lcqp, solve_qps
 
     X = make_random_lcqp(n_samples * 3, m, n, nnz, random_state=seed)
-    feasible, objective, solutions = solve_qps(X)
-    ok = np.flatnonzero(feasible)[:n_samples]
-    return {"X_all": X[:n_samples], "feasible": feasible[:n_samples],
-            "X_ok": [X[i] for i in ok], "objective": objective[ok],
-            "solutions": [solutions[i] for i in ok]}
+    _, objective, solutions, status = solve_qps(X, return_status=True)
+    ok = np.flatnonzero(status == "optimal")[:n_samples]
+    return {"X": [X[i] for i in ok], "objective": objective[ok],
+            "solutions": [solutions[i] for i in ok],
+            "n_unsolved": int(np.isin(status, ("max_iter", "error")).sum())}
 
 
-@register_claim(SLUG, "capacity",
-                "With equal training steps, a wide GNN (hidden 64) fits the optimal value "
-                "and the optimal solution of 100 random LCQPs to training relative error "
-                "below 0.05 while a narrow one (hidden 8) stays above, and fits feasibility "
-                "at least as well.")
-def _claim_capacity(scale, seed, out_dir):
-    from ..graph import QPGNNFeasibilityClassifier, QPGNNRegressor
+def _fit_error(data, target, hidden, epochs, seed):
+    """Training relative error (the paper's metric) and the training curve of one model."""
+    from ..graph import QPGNNRegressor
     from ..nn import HalveOnPlateau
 
-    n_samples, m, n, nnz, epochs = _CAPACITY[scale]
-    data = _labelled(n_samples, m, n, nnz, seed)
-    observed, curves = {}, {}
-    for h in (8, 64):
-        # The official schedule: halve the learning rate and restore the best weights
-        # after a 50-epoch plateau (fresh callback per model).
-        common = dict(max_epochs=epochs, batch_size=n_samples, lr=3e-3, random_state=seed,
-                      device="cpu")
-        obj = QPGNNRegressor(hidden_dim=h, callbacks=[HalveOnPlateau(patience=50)],
-                             **common).fit(data["X_ok"], data["objective"])
-        sol = QPGNNRegressor(target="solution", hidden_dim=h,
-                             callbacks=[HalveOnPlateau(patience=50)], **common).fit(
-            data["X_ok"], data["solutions"])
-        clf = QPGNNFeasibilityClassifier(hidden_dim=h, callbacks=[HalveOnPlateau(patience=50)],
-                                         **common).fit(data["X_all"], data["feasible"])
-        observed[f"objective_rel_error_h{h}"] = obj.relative_error(data["X_ok"],
-                                                                   data["objective"])
-        observed[f"solution_rel_error_h{h}"] = sol.relative_error(data["X_ok"],
-                                                                  data["solutions"])
-        observed[f"feasibility_accuracy_h{h}"] = clf.score(data["X_all"], data["feasible"])
-        curves[h] = [np.sqrt([r["train_loss"] for r in est.history_]) for est in (obj, sol)]
-    observed["n_feasible_instances"] = len(data["X_ok"])
-    observed["feasible_fraction"] = float(np.mean(data["feasible"]))
+    y = data["objective"] if target == "objective" else data["solutions"]
+    # The official schedule: halve the learning rate and restore the best weights after a
+    # 50-epoch plateau (a fresh callback per model).
+    model = QPGNNRegressor(target=target, hidden_dim=hidden, max_epochs=epochs,
+                           batch_size=len(data["X"]), lr=3e-3, random_state=seed, device="cpu",
+                           callbacks=[HalveOnPlateau(patience=50)]).fit(data["X"], y)
+    n_params = sum(p.numel() for p in model.module_.parameters())
+    return (model.relative_error(data["X"], y), np.sqrt([r["train_loss"] for r in model.history_]),
+            n_params)
 
-    passed = (observed["objective_rel_error_h64"] < _THRESHOLD < observed["objective_rel_error_h8"]
-              and observed["solution_rel_error_h64"] < _THRESHOLD
-              < observed["solution_rel_error_h8"]
-              and observed["feasibility_accuracy_h64"] >= observed["feasibility_accuracy_h8"])
+
+@register_claim(
+    SLUG, "capacity",
+    "With equal data and training steps, a wider GNN (hidden 64) fits the optimal value and "
+    "the optimal solution of random LCQPs to a lower training relative error than a narrow "
+    "one (hidden 8).",
+    paper_statement="Training relative errors of Phi_obj and Phi_sol on 100 random LCQPs fall "
+                    "faster and lower with larger embedding sizes (Chen et al., 2025, "
+                    "experiments section, figures of training error per embedding size).",
+    check="Over paired seeds (same instances and initialisation seed per arm), the lower 95% "
+          "paired-t bound of (error hidden 8 - error hidden 64) is > 0 for both the "
+          "objective and the solution.",
+    control="equal widths: a second hidden-8 model (another initialisation seed) in place of "
+            "the hidden-64 one must not pass the same check")
+def _claim_capacity(scale, seed, out_dir):
+    n_samples, m, n, nnz, epochs, n_seeds = _CAPACITY[scale]
+    errors = {(t, arm): [] for t in ("objective", "solution")
+              for arm in ("narrow", "wide", "narrow_again")}
+    curves, params, n_unsolved = {}, {}, 0
+    for s in claim_seeds(seed, n_seeds):
+        data = _labelled(n_samples, m, n, nnz, s)
+        n_unsolved += data["n_unsolved"]
+        for target in ("objective", "solution"):
+            for arm, hidden, init in (("narrow", _NARROW, s), ("wide", _WIDE, s),
+                                      ("narrow_again", _NARROW, s + 1)):
+                err, curve, n_par = _fit_error(data, target, hidden, epochs, init)
+                errors[target, arm].append(err)
+                curves.setdefault((target, arm), curve)
+                params[target, arm] = n_par
+    gain = {t: paired_difference(errors[t, "narrow"], errors[t, "wide"]) for t in
+            ("objective", "solution")}
+    control = {t: paired_difference(errors[t, "narrow"], errors[t, "narrow_again"]) for t in
+               ("objective", "solution")}
 
     fig, axes = new_figure(1, 2, figsize=(8, 3))
-    for ax, k, title in ((axes[0], 0, "optimal value"), (axes[1], 1, "optimal solution")):
-        for h, style in ((8, "--"), (64, "-")):
-            ax.semilogy(curves[h][k], style, label=f"hidden {h}")
-        ax.axhline(_THRESHOLD, color="gray", lw=0.8)
-        ax.set_title(title)
+    for ax, target in zip(axes, ("objective", "solution")):
+        for arm, style, label in (("narrow", "--", f"hidden {_NARROW}"),
+                                  ("wide", "-", f"hidden {_WIDE}")):
+            ax.semilogy(curves[target, arm], style, label=label)
+        ax.set_title(f"optimal {'value' if target == 'objective' else 'solution'} (seed 1)")
         ax.set_xlabel("epoch (full batch)")
         ax.set_ylabel("training relative error")
         ax.legend()
     artifact = save_figure(fig, out_dir, "capacity")
+    summary = {f"{t}_rel_error_{arm}": seed_summary(v) for (t, arm), v in errors.items()}
     return ClaimResult(
-        observed=observed,
-        expected={"objective_and_solution_rel_error_h64_below": _THRESHOLD,
-                  "objective_and_solution_rel_error_h8_above": _THRESHOLD,
-                  "feasibility_accuracy_h64_at_least_h8": True},
-        passed=bool(passed), artifacts=[artifact],
-        notes=("Training error only (the paper's claim is about representation); "
-               f"{n_samples} instances of {m}x{n}, {epochs} full-batch Adam steps with the "
-               "official halve-and-restore-best schedule on 50-epoch plateaus. The fit is "
-               "sensitive to the trajectory at this budget: the same setting without the "
-               "schedule has ended anywhere from 0.03 to 0.25 for the objective at hidden 64."),
+        observed={**summary,
+                  "objective_gain_narrow_minus_wide": gain["objective"].to_dict(),
+                  "solution_gain_narrow_minus_wide": gain["solution"].to_dict(),
+                  "n_unsolved_instances_dropped": n_unsolved},
+        expected={"gain_lower_bounds": "> 0 for objective and solution"},
+        passed=bool(gain["objective"].passed and gain["solution"].passed),
+        control=ControlResult(
+            observed={"objective_gain_narrow_minus_narrow": control["objective"].to_dict(),
+                      "solution_gain_narrow_minus_narrow": control["solution"].to_dict()},
+            passed=bool(control["objective"].passed and control["solution"].passed)),
+        arms={f"{t}_{arm}": {"parameters": params[t, arm], "train_steps": epochs,
+                             "train_examples": n_samples}
+              for t in ("objective", "solution") for arm in ("narrow", "wide", "narrow_again")},
+        artifacts=[artifact],
+        notes=(f"Training error only (the paper's claim is about representation); {n_samples} "
+               f"instances of {m}x{n} per seed, {epochs} full-batch Adam steps with the "
+               "official halve-and-restore-best schedule on 50-epoch plateaus, the same for "
+               "every arm. The wide arm has more parameters by design: capacity is the "
+               "variable. Feasibility is left out: both widths fit it perfectly at this size "
+               "(100% training accuracy), so it cannot show a capacity effect."),
     )
 
 
-@register_claim(SLUG, "mixed-integer-limit",
-                "The 6-cycle and two-triangles binary programs (feasible vs infeasible) get "
-                "identical outputs from any trained GNN; random node features separate them.")
+def _distinguishable_pair():
+    """The WL pair with one coefficient of the triangles doubled (x0 + 2 x1 = 1).
+
+    The triangles stay infeasible over binaries, but the graphs are no longer
+    WL-equivalent, so a GNN can tell them apart.
+    """
+    from ..datasets import make_wl_indistinguishable_milp_pair
+
+    (cycle, triangles), y = make_wl_indistinguishable_milp_pair()
+    triangles = dict(triangles, A=triangles["A"].copy())
+    triangles["A"][0, 1] = 2.0
+    return [cycle, triangles], y
+
+
+def _plain_gaps(X, y, seeds, epochs):
+    from ..graph import QPGNNFeasibilityClassifier
+
+    gaps, last = [], None
+    for s in seeds:
+        model = QPGNNFeasibilityClassifier(hidden_dim=32, mi_messages=True, max_epochs=epochs,
+                                           lr=1e-2, random_state=s, device="cpu",
+                                           inference_dtype="float64").fit(X, y)
+        last = model.predict_proba(X)[:, 1]
+        gaps.append(float(abs(last[0] - last[1])))
+    return gaps, last
+
+
+@register_claim(
+    SLUG, "mixed-integer-limit",
+    "The 6-cycle and two-triangles binary programs (feasible vs infeasible) get identical "
+    "outputs from any trained GNN; random node features separate them.",
+    paper_statement="For MI-LCQPs, WL-indistinguishable instances can differ in feasibility, "
+                    "so message-passing GNNs are not universal there; breaking the symmetry "
+                    "(e.g. random features) restores separability (Chen et al., 2025, Section "
+                    "on MI-LCQPs and its counterexample).",
+    check="Trained on the pair with labels [feasible, infeasible], every plain GNN (seeds "
+          "paired with the control) gives probabilities within 1e-6 of each other, the "
+          "solver confirms [True, False], and a GNN with 4 random features classifies both.",
+    control="a WL-distinguishable pair (one coefficient of the triangles doubled, still "
+            "infeasible): the same identical-output check must fail")
 def _claim_mixed_integer_limit(scale, seed, out_dir):
     from ..datasets import make_wl_indistinguishable_milp_pair
     from ..graph import QPGNNFeasibilityClassifier, solve_qps
 
     X, y = make_wl_indistinguishable_milp_pair()
+    X_ctrl, y_ctrl = _distinguishable_pair()
     truth = solve_qps(X)[0]
-    epochs = {"smoke": 50, "quick": 300, "full": 1000}[scale]
-    gaps = []
-    for s in range(seed, seed + (2 if scale == "smoke" else 5)):
-        plain = QPGNNFeasibilityClassifier(hidden_dim=32, mi_messages=True, max_epochs=epochs,
-                                           lr=1e-2, random_state=s, device="cpu",
-                                           inference_dtype="float64").fit(X, y)
-        p = plain.predict_proba(X)[:, 1]
-        gaps.append(float(abs(p[0] - p[1])))
+    truth_ctrl = solve_qps(X_ctrl)[0]
+    epochs = {"smoke": 20, "quick": 100, "full": 1000}[scale]
+    seeds = claim_seeds(seed, 2 if scale == "smoke" else 3)
+    gaps, p = _plain_gaps(X, y, seeds, epochs)
+    gaps_ctrl, p_ctrl = _plain_gaps(X_ctrl, y_ctrl, seeds, epochs)
     randomized = QPGNNFeasibilityClassifier(hidden_dim=32, mi_messages=True, random_features=4,
-                                            max_epochs=epochs, lr=1e-2, random_state=seed,
+                                            max_epochs=3 * epochs, lr=1e-2, random_state=seed,
                                             device="cpu").fit(X, y)
     p_rand = randomized.predict_proba(X)[:, 1]
-    observed = {"solver_feasible": truth.tolist(),
-                "max_probability_gap_plain": max(gaps),
-                "probability_gap_random_features": float(abs(p_rand[0] - p_rand[1])),
-                "random_features_accuracy": float(randomized.score(X, y))}
-    passed = (truth.tolist() == [True, False] and max(gaps) <= 1e-6
-              and observed["random_features_accuracy"] == 1.0)
+    accuracy = float(randomized.score(X, y))
+    passed = truth.tolist() == [True, False] and max(gaps) <= 1e-6 and accuracy == 1.0
+    control_passed = (truth_ctrl.tolist() == [True, False] and max(gaps_ctrl) <= 1e-6
+                      and accuracy == 1.0)
 
-    fig, ax = new_figure(figsize=(4, 3))
-    ax.bar(["6-cycle\n(plain)", "triangles\n(plain)", "6-cycle\n(random feat.)",
-            "triangles\n(random feat.)"], [p[0], p[1], p_rand[0], p_rand[1]],
-           color=["tab:blue", "tab:orange"] * 2)
+    fig, ax = new_figure(figsize=(5, 3))
+    ax.bar(["6-cycle\n(plain)", "triangles\n(plain)", "6-cycle\n(random f.)",
+            "triangles\n(random f.)", "6-cycle\n(control)", "triangles'\n(control)"],
+           [p[0], p[1], p_rand[0], p_rand[1], p_ctrl[0], p_ctrl[1]],
+           color=["tab:blue", "tab:orange"] * 3)
     ax.set_ylabel("P(feasible)")
     ax.set_ylim(0, 1)
     artifact = save_figure(fig, out_dir, "mixed_integer_limit")
     return ClaimResult(
-        observed=observed,
+        observed={"solver_feasible": truth.tolist(), "probability_gaps_plain": gaps,
+                  "probability_gap_random_features": float(abs(p_rand[0] - p_rand[1])),
+                  "random_features_accuracy": accuracy},
         expected={"max_probability_gap_plain": "<= 1e-6", "random_features_accuracy": 1.0},
-        passed=bool(passed), artifacts=[artifact],
-        notes="Both models are trained on the pair itself with labels [feasible, infeasible].",
-    )
-
-
-@register_claim(SLUG, "inference-vs-solver",
-                "Batched GNN inference costs less per instance than an OSQP solve at every "
-                "problem size tried, and GNN solutions used as warm starts save OSQP "
-                "iterations.")
-def _claim_inference_vs_solver(scale, seed, out_dir):
-    from ..graph import QPGNNRegressor, QPGNNWarmStart, make_random_lcqp, solve_qps
-    from ..graph._qp import _solve_osqp, check_qp
-
-    sizes = {"smoke": [10, 20], "quick": [20, 50, 100], "full": [20, 50, 100, 200, 400]}[scale]
-    n_inst = {"smoke": 20, "quick": 100, "full": 1000}[scale]
-    gnn_ms, osqp_ms = [], []
-    for n in sizes:
-        m = max(n // 4, 1)
-        X = make_random_lcqp(n_inst, m, n, 3 * n // 2, random_state=seed)
-        model = QPGNNRegressor(hidden_dim=64, max_epochs=1, batch_size=n_inst, random_state=seed,
-                               device="cpu").fit(X, np.zeros(n_inst))
-        start = time.perf_counter()
-        model.predict(X)
-        gnn_ms.append(1e3 * (time.perf_counter() - start) / n_inst)
-        start = time.perf_counter()
-        for inst in X:
-            _solve_osqp(check_qp(inst), 1e-6)
-        osqp_ms.append(1e3 * (time.perf_counter() - start) / n_inst)
-    ratios = [o / g for o, g in zip(osqp_ms, gnn_ms)]
-
-    # Warm starts from a solution model trained on other instances of the same family.
-    n_train, epochs = {"smoke": (20, 20), "quick": (100, 300), "full": (1000, 1000)}[scale]
-    data = make_random_lcqp(3 * (n_train + 50), 5, 20, 30, random_state=seed + 1)
-    feasible, _, solutions = solve_qps(data)
-    ok = np.flatnonzero(feasible)
-    train, test = ok[:n_train], ok[n_train:n_train + 50]
-    reg = QPGNNRegressor(target="solution", hidden_dim=64, max_epochs=epochs,
-                         batch_size=len(train), lr=3e-3, random_state=seed, device="cpu")
-    reg.fit([data[i] for i in train], [solutions[i] for i in train])
-    report = QPGNNWarmStart(reg).solve([data[i] for i in test])
-    cold, warm = report["iterations_cold"], report["iterations_warm"]
-    observed = {"sizes": sizes, "gnn_ms_per_instance": gnn_ms, "osqp_ms_per_instance": osqp_ms,
-                "osqp_over_gnn_time": ratios,
-                "median_iterations_cold": float(np.median(cold)),
-                "median_iterations_warm": float(np.median(warm)),
-                "mean_iteration_saving": float(np.mean(1 - warm / np.maximum(cold, 1)))}
-    passed = min(ratios) > 1 and np.median(warm) < np.median(cold)
-
-    fig, axes = new_figure(1, 2, figsize=(8, 3))
-    axes[0].loglog(sizes, gnn_ms, "o-", label="GNN (batched)")
-    axes[0].loglog(sizes, osqp_ms, "s-", label="OSQP (eps 1e-6)")
-    axes[0].set_xlabel("variables n")
-    axes[0].set_ylabel("ms per instance")
-    axes[0].legend()
-    axes[1].hist([cold, warm], bins=15, label=["cold", "warm (GNN)"])
-    axes[1].set_xlabel("OSQP iterations")
-    axes[1].legend()
-    artifact = save_figure(fig, out_dir, "inference_vs_solver")
-    return ClaimResult(
-        observed=observed,
-        expected={"osqp_over_gnn_time": "> 1 at every size",
-                  "median_iterations_warm": "< median_iterations_cold"},
-        passed=bool(passed), artifacts=[artifact],
-        notes="Timings are CPU wall times on this machine; inference time does not depend on "
-              "the weights, so the timing model is trained for one epoch only.",
+        passed=bool(passed),
+        control=ControlResult(observed={"solver_feasible": truth_ctrl.tolist(),
+                                        "probability_gaps_plain": gaps_ctrl},
+                              passed=bool(control_passed)),
+        arms={"plain": {"train_steps": epochs, "train_examples": 2, "seeds": len(seeds)},
+              "control": {"train_steps": epochs, "train_examples": 2, "seeds": len(seeds)},
+              "random_features": {"train_steps": 3 * epochs, "train_examples": 2}},
+        artifacts=[artifact],
+        notes="All models are trained on the pair itself with labels [feasible, infeasible]; "
+              "the control pair is trained the same way with the same seeds.",
     )
