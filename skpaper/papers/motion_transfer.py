@@ -57,7 +57,10 @@ register_paper(SLUG, "Large Displacement Motion Transfer with Unsupervised Anyti
 
 _CONFIG = {
     # size: frame side; videos/frames: training set; test_videos, pairs: held-out pairs;
-    # epochs x (videos / batch) optimizer steps per model; detector: landmark network.
+    # epochs x (videos / batch) optimizer steps per model; detector: landmark network;
+    # n_seeds: paired seeds, each training the anytime model and three direct models (at
+    # quick about six times the CPU of one seed with a one-directional baseline: lower
+    # n_seeds or epochs to trade statistical power for time).
     "smoke": dict(size=16, videos=8, frames=6, test_videos=4, pairs=24, keypoints=5, width=4,
                   batch=8, epochs=2, features=None, detector_videos=40, detector_steps=20,
                   n_jobs=1, n_seeds=2),
