@@ -81,3 +81,19 @@ def test_correlation_attack_needs_n_select_without_k():
 
     with pytest.raises(ValueError, match="n_select is required"):
         correlation_attack(NoK(), np.arange(10), n_queries=4)
+
+
+def test_correlation_attack_on_given_pareto_queries():
+    from skpaper.datasets import make_participation_queries
+
+    queries, part = make_participation_queries(2000, 300, query_size=200, pattern="pareto",
+                                               random_state=0)
+    est = RobustCardinalitySketch(k=32, mode="standard", random_state=0).fit()
+    res = correlation_attack(est, np.arange(2000), queries=queries, random_state=0)
+    assert res.n_queries == 302
+    assert res.max_participation == part.max()
+    assert res.participation == pytest.approx(part.mean())
+    with pytest.raises(ValueError, match="positions in"):
+        correlation_attack(est, np.arange(10), queries=[[0, 1], [5, 12]])
+    with pytest.raises(ValueError, match="n_queries is required"):
+        correlation_attack(est, np.arange(10))

@@ -26,7 +26,7 @@ def test_claims_smoke_standard_breaks_and_rse_matches(smoke_results):
     assert attack["standard_ratio_in"] >= 3
     assert attack["standard_recovery"] > 4 * attack["chance_recovery"]
     rse = smoke_results["standard-error-without-attack"][0]
-    assert rse.passed is None
+    assert rse.status == "reported"
     assert rse.observed["relative_gap"] <= 0.15
     # Every mode's non-adaptive bias and the deactivated count are reported.
     assert {"bias_standard", "bias_basic", "bias_tracking",
