@@ -62,8 +62,8 @@ _SCALES = {
     # and learning rate. "full" uses a GPU when present.
     "smoke": dict(tab_seeds=2, tab_train=600, tab_test=300, tab_iter=20, text_seeds=2,
                   text_train=240, text_test=30, text_lm=(1, 32, 2), text_lr=5e-3),
-    "quick": dict(tab_seeds=5, tab_train=4000, tab_test=1500, tab_iter=80, text_seeds=3,
-                  text_train=2000, text_test=240, text_lm=(2, 64, 10), text_lr=3e-3),
+    "quick": dict(tab_seeds=5, tab_train=3000, tab_test=1000, tab_iter=60, text_seeds=3,
+                  text_train=1200, text_test=120, text_lm=(2, 48, 8), text_lr=3e-3),
     "full": dict(tab_seeds=10, tab_train=12000, tab_test=3000, tab_iter=200, text_seeds=5,
                  text_train=6000, text_test=900, text_lm=(2, 64, 20), text_lr=3e-3),
 }
