@@ -9,6 +9,7 @@ EXTRA_INSTANCES = {
         {"method": "binarize"},
         {"method": "fisherz"},
         {"method": "gmm", "weighting": "optimal", "discrete_columns": "none"},
+        {"method": "gmm", "fallback": "raise", "max_abs_corr": 0.999},
     ],
     "PC": [
         {"ci_test": DiscretizedCITest(method="binarize"), "max_cond_size": 1, "n_jobs": 2},
