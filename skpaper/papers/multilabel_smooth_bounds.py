@@ -40,7 +40,7 @@ _NOISE_SWEEP = {
 _GAP_SWEEP = {
     # (n_train, n_test, label counts, seeds)
     "smoke": (200, 1000, (4, 16), 2),
-    "quick": (500, 3000, (4, 16, 64, 256), 3),
+    "quick": (500, 3000, (4, 16, 64, 128), 3),
     "full": (500, 20000, (4, 16, 64, 256), 10),
 }
 #: Largest growth of the mean test-train gap from the smallest to the largest c
@@ -325,7 +325,8 @@ def _claim_low_noise(scale, seed, out_dir):
 @register_claim(
     SLUG, "gap-flat-in-label-count",
     "With the smooth logistic base loss, the observed test-train gap of the ranking "
-    "surrogate does not grow as the number of labels c goes from 4 to 256 (n = 500).",
+    "surrogate does not grow as the number of labels c goes from 4 to 128 (256 at full "
+    "scale; n = 500).",
     paper_statement=(
         "Abstract: for smooth base losses the generalization bounds have no dependence on "
         "the number of labels c up to logarithms, where Lipschitz bounds grow with c (the "
@@ -333,7 +334,8 @@ def _claim_low_noise(scale, seed, out_dir):
     ),
     check=(
         "paired over 3 seeds (the data of seed k shared by both losses): one-sided 95% "
-        "upper t bound of mean[gap(c=256) - gap(c=4)] < 0.02 (ours), gap = test minus "
+        "upper t bound of mean[gap(c=128) - gap(c=4)] < 0.02 (ours; c=256 at full scale), "
+        "gap = test minus "
         "training ranking surrogate risk, logistic loss"
     ),
     control="Lipschitz (hinge) base loss instead of the smooth one, same check",
@@ -459,6 +461,7 @@ def _claim_sample_size(scale, seed, out_dir):
         expected={"B3": "below trivial_risk from some n on (reported)"},
         passed=None,
         artifacts=[artifact],
-        notes=("Lambda is read from each fitted model (it grows with n as the "
-               "regularisation alpha is fixed), so the bound falls more slowly than 1/sqrt(n)."),
+        notes=("Lambda is read from each fitted model (alpha fixed), and the empirical risk "
+               "moves with n, so the bound does not fall exactly like 1/sqrt(n). The theorem "
+               "constants (K = 1e5 and the log factors) are reconstructed, not the paper's."),
     )
