@@ -186,3 +186,39 @@ def test_halve_on_plateau_restores_best_weights_and_halves_lr(clf_data):
     for key, value in clf.module_.state_dict().items():
         np.testing.assert_allclose(value.numpy(), state[key].numpy(), rtol=1e-6)
     assert cb._best == best
+
+
+class _DropoutRegressor(MLPRegressor):
+    """An MLP with dropout before its output, to exercise generator-less randomness."""
+
+    def _build_module(self):
+        return torch.nn.Sequential(torch.nn.Dropout(0.5), super()._build_module())
+
+
+def test_dropout_draws_from_a_fork_seeded_by_random_state():
+    X, y = make_regression(n_samples=64, n_features=4, random_state=0)
+    torch.manual_seed(7)
+    before = torch.random.get_rng_state().clone()
+    a = _DropoutRegressor(random_state=0, **SMALL).fit(X, y)
+    b = _DropoutRegressor(random_state=0, **SMALL).fit(X, y)
+    c = _DropoutRegressor(random_state=1, **SMALL).fit(X, y)
+    assert torch.equal(torch.random.get_rng_state(), before)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert not np.allclose(a.predict(X), c.predict(X))
+    # A fit that fails after seeding restores the global state too.
+    with pytest.raises(ValueError):
+        _DropoutRegressor(random_state=0, **SMALL).fit(X, np.full(len(X), np.nan))
+    assert torch.equal(torch.random.get_rng_state(), before)
+
+
+def test_inputs_beyond_float32_are_rejected_before_training():
+    X, y = make_regression(n_samples=32, n_features=3, random_state=0)
+    est = MLPRegressor(random_state=0, inference_dtype="float32", **SMALL)
+    with pytest.raises(ValueError, match="beyond the range of its float32 network"):
+        est.fit(X * 1e300, y)
+    est.fit(X, y)
+    with pytest.raises(ValueError, match="beyond the range of its float32 network"):
+        est.predict(X * 1e300)
+    # A float64 network answers such inputs with finite values.
+    wide = MLPRegressor(random_state=0, inference_dtype="float64", **SMALL).fit(X, y)
+    assert np.all(np.isfinite(wide.predict(X * 1e300)))
