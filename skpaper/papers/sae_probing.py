@@ -52,9 +52,10 @@ register_paper(
 
 #: Per scale: SAE pool and size, repeats, the cells of each regime, test size, jobs.
 _CONFIG = {
+    # smoke keeps n >= 128, where validation is one holdout instead of six folds (seconds).
     "smoke": dict(pool=2000, n_latents=128, k=4, epochs=8, batch=64, reps=2,
-                  labeled=1200, scarcity=(16, 128), imbalance=(0.3,), imbalance_n=128,
-                  noise_ns=(64,), noise_fracs=(0.3,), shift_ns=(64,), n_test=300,
+                  labeled=1200, scarcity=(128, 256), imbalance=(0.3,), imbalance_n=128,
+                  noise_ns=(128,), noise_fracs=(0.3,), shift_ns=(128,), n_test=300,
                   baselines=("logreg", "knn"), n_jobs=1),
     "quick": dict(pool=12000, n_latents=512, k=8, epochs=6, batch=256, reps=2,
                   labeled=6000,
