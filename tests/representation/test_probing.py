@@ -133,8 +133,10 @@ def test_probe_search_matches_grid_search_on_the_same_folds():
 
 def test_probe_search_grid_may_depend_on_data_size():
     assert _pca_grid(500, 64, 400) == {"pca__n_components": [1, 2, 4, 6, 10, 16, 25, 40, 64]}
-    # int() truncates 2^log2(6) = 5.999..., as in the paper's code.
-    assert _pca_grid(8, 64, 6)["pca__n_components"] == [1, 2, 3, 4, 5]
+    # int() truncates 2^log2(6), as in the paper's code: 5 or 6 depending on how the
+    # platform's power function rounds the last grid point.
+    small = _pca_grid(8, 64, 6)["pca__n_components"]
+    assert small[:4] == [1, 2, 3, 4] and small[-1] in (5, 6) and len(small) == 5
     assert max(_knn_grid(1000, 64, 900)["kneighborsclassifier__n_neighbors"]) == 99
     seen = []
 
