@@ -363,8 +363,6 @@ def test_every_size_and_depth_parameter_is_bounded():
         f"{name}.{param}" for name, est in ESTIMATORS.items()
         for param, c in _integer_intervals(type(est))
         if param not in ITERATION_COUNTS and c.right is None
-        # the QP GNN estimators are sized by their own module's owner
-        and not name.startswith("QPGNN")
     )
     assert not unbounded, f"size/depth parameters without an upper bound: {unbounded}"
 

@@ -102,10 +102,10 @@ class _BaseQPGNN(BaseTorchEstimator):
 
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
-        "hidden_dim": [Interval(Integral, 1, None, closed="left")],
-        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "hidden_dim": [Interval(Integral, 1, 4096, closed="both")],
+        "n_layers": [Interval(Integral, 1, 256, closed="both")],
         "mi_messages": ["boolean"],
-        "random_features": [Interval(Integral, 0, None, closed="left")],
+        "random_features": [Interval(Integral, 0, 4096, closed="both")],
         "bound_scale": [Interval(Real, 0, None, closed="neither")],
     }
     _readout = "graph"
