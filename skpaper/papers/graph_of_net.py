@@ -107,8 +107,8 @@ def _plot(acc, last, out_dir, name):
     fig, axes = new_figure(1, 2, figsize=(10, 3.6))
     names = list(acc)
     axes[0].bar(range(len(names)), [np.mean(acc[n]) for n in names], color="tab:blue")
-    for i, name in enumerate(names):
-        axes[0].plot([i] * len(acc[name]), acc[name], "o", color="k", ms=3)
+    for i, arm in enumerate(names):
+        axes[0].plot([i] * len(acc[arm]), acc[arm], "o", color="k", ms=3)
     axes[0].set_xticks(range(len(names)), [n.replace(", ", ",\n") for n in names],
                        rotation=25, fontsize=6)
     axes[0].set_ylabel("test accuracy")
