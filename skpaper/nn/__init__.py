@@ -6,7 +6,17 @@ also reachable from here; they load on first access, since the language family i
 builds on this package.
 """
 
-from ._base import BaseTorchEstimator, Callback, EarlyStopping, HalveOnPlateau, resolve_device
+from ._base import (
+    BaseTorchEstimator,
+    Callback,
+    Checkpoint,
+    EarlyStopping,
+    GradNormClipping,
+    HalveOnPlateau,
+    LRScheduler,
+    ValidationSplit,
+    resolve_device,
+)
 from ._convnet import LaurelConvNetClassifier, make_laurel_convnet
 from ._laurel import (
     LAUREL_VARIANTS,
@@ -35,8 +45,11 @@ __all__ = [
     "BaseTorchEstimator",
     "CharTokenizer",
     "Callback",
+    "Checkpoint",
     "EarlyStopping",
+    "GradNormClipping",
     "HalveOnPlateau",
+    "LRScheduler",
     "LAUREL_VARIANTS",
     "LanguageModel",
     "LaurelBlock",
@@ -52,6 +65,7 @@ __all__ = [
     "make_laurel_mlp",
     "make_mlp",
     "TinyCausalLM",
+    "ValidationSplit",
     "resolve_device",
     "with_laurel",
 ]

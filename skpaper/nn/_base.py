@@ -1,9 +1,13 @@
 """Thin base class for torch models wrapped as scikit-learn estimators.
 
 Each paper overrides :meth:`BaseTorchEstimator._build_module` and, when its
-training is not plain mini-batch gradient descent, :meth:`_train_epoch` or the
-whole :meth:`_fit_loop`. The base takes care of seeding, devices, the epoch
-loop, history, callbacks, inference in float64 and device-independent pickling.
+training is not plain mini-batch gradient descent, the batch-level hooks
+(:meth:`~BaseTorchEstimator._train_batches`, :meth:`~BaseTorchEstimator._get_loss`,
+:meth:`~BaseTorchEstimator._process_gradients`, :meth:`~BaseTorchEstimator._train_step`)
+in the manner of skorch's ``train_step`` / ``get_loss``. The base owns the one
+optimisation loop (``zero_grad``, ``backward``, ``step``), seeding, devices, the
+epoch loop, history, callbacks and their events, an optional validation split,
+inference in float64 and device-independent pickling.
 """
 
 import contextlib
@@ -24,8 +28,12 @@ from ..utils._sklearn import Interval, StrOptions
 __all__ = [
     "BaseTorchEstimator",
     "Callback",
+    "Checkpoint",
     "EarlyStopping",
+    "GradNormClipping",
     "HalveOnPlateau",
+    "LRScheduler",
+    "ValidationSplit",
     "local_torch_rng",
     "resolve_device",
 ]
@@ -108,13 +116,41 @@ def resolve_device(device):
 
 
 class Callback:
-    """Base class of training callbacks (all hooks optional).
+    """Base class of training callbacks (every hook optional).
+
+    The estimator calls the hooks of its fitted copies in ``callbacks_`` (the
+    objects passed as ``callbacks`` are deep-copied at the start of each fit and
+    never changed), in this order::
+
+        on_train_begin
+            on_epoch_begin
+                on_batch_begin, on_grad_computed, on_batch_end   (per batch)
+            on_epoch_end
+        on_train_end
 
     ``on_epoch_end`` may return ``True`` to stop training after that epoch.
+    Estimators whose training is not mini-batch gradient descent (a closed-form
+    fit, a full-batch solver) fire only the train and epoch events.
     """
 
     def on_train_begin(self, estimator):
-        """Called once before the first epoch."""
+        """Called once before the first epoch, after the module and optimizer exist."""
+
+    def on_epoch_begin(self, estimator, epoch):
+        """Called before each epoch (``epoch`` counts from 1)."""
+
+    def on_batch_begin(self, estimator, batch):
+        """Called before each optimisation step with its batch."""
+
+    def on_grad_computed(self, estimator, named_parameters):
+        """Called after ``backward`` and before the optimizer step.
+
+        ``named_parameters`` lists ``(name, parameter)`` of the trained module;
+        a callback may change the gradients in place (clip them, for example).
+        """
+
+    def on_batch_end(self, estimator, step):
+        """Called after each optimizer step; ``step`` holds the batch's scalar metrics."""
 
     def on_epoch_end(self, estimator, record):
         """Called after each epoch with that epoch's history record."""
@@ -123,28 +159,53 @@ class Callback:
         """Called once after the last epoch."""
 
 
+def _check_monitor(record, monitor, owner):
+    if monitor not in record:
+        raise ValueError(
+            f"{owner} monitors {monitor!r}, which the history record does not hold "
+            f"(it has {sorted(record)}); add a ValidationSplit callback for 'valid_loss'.")
+    return float(record[monitor])
+
+
 class EarlyStopping(Callback):
     """Stop when ``monitor`` has not improved by ``tol`` for ``patience`` epochs.
 
     Parameters
     ----------
     monitor : str, default="train_loss"
-        Key of the history record to watch (lower is better).
+        Key of the history record to watch (lower is better); ``"valid_loss"``
+        needs a :class:`ValidationSplit` callback.
     patience : int, default=10
+        Number of epochs without improvement before training stops.
     tol : float, default=1e-4
+        Smallest decrease of ``monitor`` that counts as an improvement.
+    restore_best : bool, default=False
+        Load the weights of the best epoch when training ends.
+
+    Examples
+    --------
+    >>> from skpaper.nn import EarlyStopping, MLPClassifier, ValidationSplit
+    >>> clf = MLPClassifier(callbacks=[ValidationSplit(0.2),
+    ...                                EarlyStopping("valid_loss", patience=3)])
     """
 
-    def __init__(self, monitor="train_loss", patience=10, tol=1e-4):
+    def __init__(self, monitor="train_loss", patience=10, tol=1e-4, restore_best=False):
         self.monitor = monitor
         self.patience = patience
         self.tol = tol
+        self.restore_best = restore_best
 
     def on_train_begin(self, estimator):
         self._best = np.inf
         self._wait = 0
+        self._checkpoint = Checkpoint(self.monitor) if self.restore_best else None
+        if self._checkpoint is not None:
+            self._checkpoint.on_train_begin(estimator)
 
     def on_epoch_end(self, estimator, record):
-        value = record[self.monitor]
+        value = _check_monitor(record, self.monitor, "EarlyStopping")
+        if self._checkpoint is not None:
+            self._checkpoint.on_epoch_end(estimator, record)
         if value < self._best - self.tol:
             self._best = value
             self._wait = 0
@@ -152,19 +213,169 @@ class EarlyStopping(Callback):
             self._wait += 1
         return self._wait >= self.patience
 
+    def on_train_end(self, estimator):
+        if self._checkpoint is not None:
+            self._checkpoint.on_train_end(estimator)
+            self._checkpoint = None
 
-class HalveOnPlateau(Callback):
-    """Halve the learning rate and restore the best weights when ``monitor`` plateaus.
 
-    After ``patience`` epochs without an improvement of ``monitor`` (lower is better),
-    the optimizer's learning rates are multiplied by ``factor`` and the module goes back
-    to its best weights; at the end of training the best weights are restored too.
+class Checkpoint(Callback):
+    """Keep the weights of the best epoch in memory and load them when training ends.
+
+    The copy lives on the fitted callback only while training runs; it is
+    dropped after it is loaded, so a fitted estimator does not pickle it.
 
     Parameters
     ----------
     monitor : str, default="train_loss"
+        Key of the history record to watch (lower is better).
+    load_best : bool, default=True
+        Load the best weights at the end of training.
+
+    Attributes
+    ----------
+    best_epoch_ : int
+        Epoch (from 1) of the best ``monitor`` value.
+    best_value_ : float
+        That value.
+    """
+
+    def __init__(self, monitor="train_loss", load_best=True):
+        self.monitor = monitor
+        self.load_best = load_best
+
+    def on_train_begin(self, estimator):
+        self.best_value_ = np.inf
+        self.best_epoch_ = 0
+        self._best_state = None
+
+    def on_epoch_end(self, estimator, record):
+        value = _check_monitor(record, self.monitor, "Checkpoint")
+        if value < self.best_value_:
+            self.best_value_ = value
+            self.best_epoch_ = int(record["epoch"])
+            self._best_state = copy.deepcopy(estimator.module_.state_dict())
+        return False
+
+    def restore(self, estimator):
+        """Load the best weights seen so far into ``estimator.module_``."""
+        if self._best_state is not None:
+            estimator.module_.load_state_dict(self._best_state)
+
+    def on_train_end(self, estimator):
+        if self.load_best:
+            self.restore(estimator)
+        self._best_state = None
+
+
+def _resolve_policy(policy):
+    if isinstance(policy, str):
+        cls = getattr(torch.optim.lr_scheduler, policy, None)
+        if not (inspect.isclass(cls) and issubclass(cls, torch.optim.lr_scheduler.LRScheduler)
+                or policy == "ReduceLROnPlateau"):
+            raise ValueError(f"policy={policy!r} is not a scheduler of torch.optim.lr_scheduler.")
+        return cls
+    if callable(policy):
+        return policy
+    raise TypeError(f"policy must be a scheduler name or a callable, got {type(policy).__name__}.")
+
+
+class LRScheduler(Callback):
+    """Drive a :mod:`torch.optim.lr_scheduler` scheduler from the training loop.
+
+    Parameters
+    ----------
+    policy : str or callable, default="ReduceLROnPlateau"
+        Name of a scheduler class in :mod:`torch.optim.lr_scheduler`, or a
+        callable ``policy(optimizer, **kwargs)`` returning a scheduler (a
+        module-level function or :func:`functools.partial` keeps the estimator
+        picklable).
+    step_every : {"epoch", "batch"}, default="epoch"
+        When to call the scheduler's ``step``.
+    monitor : str, default="train_loss"
+        History key passed to ``step`` by :class:`~torch.optim.lr_scheduler.ReduceLROnPlateau`.
+    **kwargs
+        Passed to the policy.
+
+    Attributes
+    ----------
+    scheduler_ : torch.optim.lr_scheduler.LRScheduler
+        The live scheduler (dropped when training ends).
+
+    Examples
+    --------
+    >>> from skpaper.nn import LRScheduler, MLPRegressor
+    >>> reg = MLPRegressor(callbacks=[LRScheduler("StepLR", step_size=10, gamma=0.5)])
+    """
+
+    def __init__(self, policy="ReduceLROnPlateau", step_every="epoch", monitor="train_loss",
+                 **kwargs):
+        if step_every not in ("epoch", "batch"):
+            raise ValueError(f"step_every must be 'epoch' or 'batch', got {step_every!r}.")
+        self.policy = policy
+        self.step_every = step_every
+        self.monitor = monitor
+        self.kwargs = kwargs
+
+    def _plateau(self):
+        return isinstance(self.scheduler_, torch.optim.lr_scheduler.ReduceLROnPlateau)
+
+    def on_train_begin(self, estimator):
+        self.scheduler_ = _resolve_policy(self.policy)(estimator.optimizer_, **self.kwargs)
+
+    def on_batch_end(self, estimator, step):
+        if self.step_every == "batch" and not self._plateau():
+            self.scheduler_.step()
+
+    def on_epoch_end(self, estimator, record):
+        if self.step_every == "epoch":
+            if self._plateau():
+                self.scheduler_.step(_check_monitor(record, self.monitor, "LRScheduler"))
+            else:
+                self.scheduler_.step()
+        return False
+
+    def on_train_end(self, estimator):
+        self.scheduler_ = None
+
+
+class GradNormClipping(Callback):
+    """Clip the gradient norm of the trained module before each optimizer step.
+
+    Parameters
+    ----------
+    max_norm : float
+        Largest total gradient norm (see :func:`torch.nn.utils.clip_grad_norm_`).
+    norm_type : float, default=2.0
+        Order of the norm.
+    """
+
+    def __init__(self, max_norm, norm_type=2.0):
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+
+    def on_grad_computed(self, estimator, named_parameters):
+        torch.nn.utils.clip_grad_norm_([p for _, p in named_parameters], self.max_norm,
+                                       norm_type=self.norm_type)
+
+
+class HalveOnPlateau(Callback):
+    """Halve the learning rate and go back to the best weights when ``monitor`` plateaus.
+
+    A :class:`~torch.optim.lr_scheduler.ReduceLROnPlateau` (no threshold) plus a
+    :class:`Checkpoint`: after ``patience`` epochs without a decrease of
+    ``monitor``, the learning rates are multiplied by ``factor`` and the module
+    goes back to its best weights; at the end of training the best weights are
+    loaded too.
+
+    Parameters
+    ----------
+    monitor : str, default="train_loss"
+        History key to watch (lower is better).
     patience : int, default=50
+        Epochs without improvement before each reduction.
     factor : float, default=0.5
+        Multiplier of the learning rates at each reduction.
     """
 
     def __init__(self, monitor="train_loss", patience=50, factor=0.5):
@@ -173,28 +384,69 @@ class HalveOnPlateau(Callback):
         self.factor = factor
 
     def on_train_begin(self, estimator):
-        self._best = np.inf
-        self._best_state = None
-        self._wait = 0
+        if not (isinstance(self.patience, Integral) and self.patience >= 1):
+            raise ValueError(f"HalveOnPlateau patience must be an integer >= 1, got "
+                             f"{self.patience!r}.")
+        # ReduceLROnPlateau reduces once more than `patience` bad epochs have passed.
+        self._scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            estimator.optimizer_, mode="min", factor=self.factor,
+            patience=int(self.patience) - 1, threshold=0.0, eps=0.0)
+        self._checkpoint = Checkpoint(self.monitor)
+        self._checkpoint.on_train_begin(estimator)
 
     def on_epoch_end(self, estimator, record):
-        value = record[self.monitor]
-        if value < self._best:
-            self._best = value
-            self._best_state = copy.deepcopy(estimator.module_.state_dict())
-            self._wait = 0
-            return False
-        self._wait += 1
-        if self._wait >= self.patience:
-            for group in estimator.optimizer_.param_groups:
-                group["lr"] *= self.factor
-            estimator.module_.load_state_dict(self._best_state)
-            self._wait = 0
+        value = _check_monitor(record, self.monitor, "HalveOnPlateau")
+        self._checkpoint.on_epoch_end(estimator, record)
+        before = [group["lr"] for group in estimator.optimizer_.param_groups]
+        self._scheduler.step(value)
+        after = [group["lr"] for group in estimator.optimizer_.param_groups]
+        if after != before:
+            self._checkpoint.restore(estimator)
         return False
 
     def on_train_end(self, estimator):
-        if self._best_state is not None:
-            estimator.module_.load_state_dict(self._best_state)
+        self._checkpoint.on_train_end(estimator)
+        self._scheduler = self._checkpoint = None
+
+
+class ValidationSplit(Callback):
+    """Hold out a fraction of the training rows and record ``valid_loss`` each epoch.
+
+    The split is drawn from the estimator's ``random_state`` (a stream of its
+    own, so the training batches of the remaining rows are shuffled as usual).
+    Combine it with :class:`EarlyStopping` or :class:`Checkpoint` on
+    ``"valid_loss"``. Only estimators whose training data are row-aligned
+    arrays support it; the others raise a ``ValueError``.
+
+    Parameters
+    ----------
+    fraction : float, default=0.1
+        Share of the rows held out, in (0, 1).
+    """
+
+    def __init__(self, fraction=0.1):
+        self.fraction = fraction
+
+    def split(self, estimator, n_rows):
+        """Return ``(train_rows, valid_rows)`` as index arrays."""
+        if not (isinstance(self.fraction, Real) and 0 < self.fraction < 1):
+            raise ValueError(f"ValidationSplit fraction must be in (0, 1), got {self.fraction!r}.")
+        n_valid = int(round(float(self.fraction) * n_rows))
+        if n_valid < 1 or n_valid >= n_rows:
+            raise ValueError(
+                f"ValidationSplit(fraction={self.fraction}) leaves no training or no "
+                f"validation rows out of {n_rows}.")
+        order = np.random.default_rng(_derive_seed(estimator._init_seed, 3)).permutation(n_rows)
+        return np.sort(order[n_valid:]), np.sort(order[:n_valid])
+
+
+def _step_metrics(step):
+    """Scalar metrics of a training step as floats (``train_loss`` defaults to ``loss``)."""
+    metrics = {"train_loss": step.get("train_loss", step["loss"])}
+    metrics.update((k, v) for k, v in step.items()
+                   if k not in ("loss", "weight", "train_loss") and not k.startswith("_"))
+    return {k: float(v.detach()) if isinstance(v, torch.Tensor) else float(v)
+            for k, v in metrics.items()}
 
 
 class BaseTorchEstimator(BaseEstimator):
@@ -223,7 +475,9 @@ class BaseTorchEstimator(BaseEstimator):
     verbose : int, default=0
         Show a tqdm progress bar over epochs when > 0 (off when not a TTY).
     callbacks : list of Callback or None, default=None
-        Objects with ``on_train_begin``, ``on_epoch_end`` and ``on_train_end``.
+        Training callbacks (:class:`Callback` subclasses such as
+        :class:`EarlyStopping`, :class:`LRScheduler`, :class:`ValidationSplit`);
+        fitted copies are kept in ``callbacks_``.
     inference_dtype : {"float32", "float64"}, default="float32"
         Precision of the module after training. ``"float64"`` makes predictions
         independent of batch composition (float32 matmuls are not).
@@ -238,6 +492,8 @@ class BaseTorchEstimator(BaseEstimator):
         One record per epoch (``epoch``, ``train_loss``, and what hooks add).
     n_iter_ : int
         Number of epochs run.
+    callbacks_ : list of Callback
+        The fitted copies of ``callbacks``, then the estimator's own.
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -299,7 +555,7 @@ class BaseTorchEstimator(BaseEstimator):
         raise NotImplementedError(f"{type(self).__name__} must implement _build_module.")
 
     def _compute_loss(self, output, target):
-        """Loss of one batch; override or implement ``_train_epoch`` instead."""
+        """Loss of one batch from the module's output; or override :meth:`_get_loss`."""
         raise NotImplementedError(f"{type(self).__name__} must implement _compute_loss.")
 
     def _build_optimizer(self, module):
@@ -356,44 +612,158 @@ class BaseTorchEstimator(BaseEstimator):
         for start in range(0, n_samples, batch_size):
             yield order[start : start + batch_size]
 
-    def _train_epoch(self, tensors, optimizer):
-        """One pass of mini-batch gradient descent; returns the epoch record.
+    def _train_batches(self, tensors, shuffle=True):
+        """Yield the training batches of one epoch.
 
-        ``tensors`` is a tuple ``(inputs, target)`` of tensors on ``device_``.
+        The default takes the rows of the tensors in ``tensors`` (all indexed by
+        their first dimension), shuffled with the estimator's generator unless
+        ``shuffle=False`` (the validation pass), and yields tuples of row slices.
+        Override for data that are not row-aligned tensors (lists of graphs, one
+        full graph).
         """
-        inputs, target = tensors
+        n_rows = tensors[0].shape[0]
+        for idx in self._iter_batches(n_rows, shuffle=shuffle):
+            idx = idx.to(tensors[0].device)
+            yield tuple(t[idx] for t in tensors)
+
+    def _get_loss(self, batch):
+        """Loss of one batch, in training mode.
+
+        Returns the loss tensor to minimise, or a dict with that tensor under
+        ``"loss"`` and optionally ``"weight"`` (how much the batch counts in the
+        epoch means; default its number of rows), ``"train_loss"`` (the value
+        recorded in the history when it is not the minimised loss) and further
+        scalar metrics, averaged over the epoch under their own names. The default
+        is ``_compute_loss(module_(inputs), target)`` on ``batch = (inputs, target)``.
+        """
+        inputs, target = batch
+        return self._compute_loss(self.module_(inputs), target)
+
+    def _process_gradients(self):
+        """Adjust gradients after ``backward`` and before the optimizer step (default: nothing)."""
+
+    def _train_step(self, batch, optimizer):
+        """One optimisation step on ``batch``; returns the step's scalar metrics.
+
+        ``zero_grad``, :meth:`_get_loss`, ``backward``, :meth:`_process_gradients`,
+        the ``on_grad_computed`` event, then ``optimizer.step()``. Subclasses that
+        must act after the step (re-normalise a decoder, reset dead codes) call
+        ``super()._train_step`` and then do so.
+        """
+        optimizer.zero_grad()
+        step = self._loss_dict(self._get_loss(batch), batch)
+        step["loss"].backward()
+        self._process_gradients()
+        self._notify("on_grad_computed", named_parameters=list(self.module_.named_parameters()))
+        optimizer.step()
+        return step
+
+    @staticmethod
+    def _loss_dict(result, batch):
+        step = dict(result) if isinstance(result, dict) else {"loss": result}
+        if "weight" not in step:
+            first = batch[0] if isinstance(batch, (tuple, list)) else batch
+            step["weight"] = len(first)
+        return step
+
+    def _train_epoch(self, tensors, optimizer):
+        """One pass over :meth:`_train_batches`; returns the epoch's history record.
+
+        The record holds ``train_loss`` and every further metric of the steps,
+        each averaged with the steps' weights, plus what :meth:`_end_epoch` adds.
+        """
         self.module_.train()
-        total, count = 0.0, 0
-        for idx in self._iter_batches(inputs.shape[0]):
-            idx = idx.to(inputs.device)
-            optimizer.zero_grad()
-            loss = self._compute_loss(self.module_(inputs[idx]), target[idx])
-            loss.backward()
-            optimizer.step()
-            total += float(loss.detach()) * len(idx)
-            count += len(idx)
-        return {"train_loss": total / count}
+        sums, total_weight = {}, 0.0
+        for batch in self._train_batches(tensors):
+            self._notify("on_batch_begin", batch=batch)
+            step = self._train_step(batch, optimizer)
+            metrics = _step_metrics(step)
+            weight = float(step["weight"])
+            for key, value in metrics.items():
+                sums[key] = sums.get(key, 0.0) + value * weight
+            total_weight += weight
+            self._notify("on_batch_end", step=metrics)
+        record = {key: value / max(total_weight, 1e-300) for key, value in sums.items()}
+        record.update(self._end_epoch(tensors, optimizer) or {})
+        return record
+
+    def _end_epoch(self, tensors, optimizer):
+        """Work at the end of an epoch's steps (e.g. resampling); returns extra record keys."""
+        return {}
+
+    def _extra_callbacks(self):
+        """Callbacks the estimator adds after the user's (e.g. its own stopping rule)."""
+        return []
+
+    def _notify(self, event, **kwargs):
+        for callback in getattr(self, "callbacks_", ()):
+            hook = getattr(callback, event, None)
+            if hook is not None:
+                hook(self, **kwargs)
+
+    def _split_tensors(self, tensors, rows):
+        """The training data restricted to ``rows`` (for :class:`ValidationSplit`).
+
+        The default indexes every tensor of ``tensors`` by its first dimension;
+        estimators with other training data raise.
+        """
+        if not all(isinstance(t, torch.Tensor) for t in tensors):
+            raise ValueError(f"{type(self).__name__} does not support ValidationSplit: its "
+                             "training data are not row-aligned tensors.")
+        index = torch.as_tensor(rows, device=tensors[0].device)
+        return tuple(t[index] for t in tensors)
+
+    @torch.no_grad()
+    def _validation_loss(self, tensors):
+        """Mean :meth:`_get_loss` over the held-out rows, in eval mode."""
+        was_training = self.module_.training
+        self.module_.eval()
+        total, weight = 0.0, 0.0
+        for batch in self._train_batches(tensors, shuffle=False):
+            step = self._loss_dict(self._get_loss(batch), batch)
+            value = step.get("train_loss", step["loss"])
+            total += float(value) * float(step["weight"])
+            weight += float(step["weight"])
+        self.module_.train(was_training)
+        return total / max(weight, 1e-300)
 
     def _fit_loop(self, tensors):
-        """Build module and optimizer, then run epochs with callbacks and history."""
+        """Build module and optimizer, then run epochs with callbacks and history.
+
+        The user's callbacks are deep-copied into ``callbacks_`` (followed by
+        :meth:`_extra_callbacks`), so ``callbacks`` is never changed by a fit.
+        """
         self.module_ = self._make_module()
         self.optimizer_ = self._build_optimizer(self.module_)
         self.history_ = []
-        callbacks = list(self.callbacks or [])
-        for cb in callbacks:
-            cb.on_train_begin(self)
+        self.callbacks_ = [copy.deepcopy(cb) for cb in (self.callbacks or [])]
+        self.callbacks_ += list(self._extra_callbacks())
+        valid = None
+        splitters = [cb for cb in self.callbacks_ if isinstance(cb, ValidationSplit)]
+        if len(splitters) > 1:
+            raise ValueError("callbacks holds more than one ValidationSplit.")
+        if splitters:
+            n_rows = len(tensors[0])
+            train_rows, valid_rows = splitters[0].split(self, n_rows)
+            valid = self._split_tensors(tensors, valid_rows)
+            tensors = self._split_tensors(tensors, train_rows)
+        self._notify("on_train_begin")
         epochs = tqdm(range(int(self.max_epochs)), disable=None if self.verbose else True,
                       desc=type(self).__name__, leave=False)
         for epoch in epochs:
+            self._notify("on_epoch_begin", epoch=epoch + 1)
             record = {"epoch": epoch + 1, **self._train_epoch(tensors, self.optimizer_)}
+            if valid is not None:
+                record["valid_loss"] = self._validation_loss(valid)
             self.history_.append(record)
             stop = False
-            for cb in callbacks:
-                stop = bool(cb.on_epoch_end(self, record)) or stop
+            for cb in self.callbacks_:
+                hook = getattr(cb, "on_epoch_end", None)
+                if hook is not None:
+                    stop = bool(hook(self, record)) or stop
             if stop:
                 break
-        for cb in callbacks:
-            cb.on_train_end(self)
+        self._notify("on_train_end")
         self.n_iter_ = len(self.history_)
         self._finalize_modules()
         return self

@@ -99,15 +99,12 @@ class _BaseMLP(BaseTorchEstimator):
     def _fit_tensors(self, X, target, target_dtype):
         self._check_hidden_layer_sizes()
         self._init_torch_state()
-        callbacks = self.callbacks
-        # sklearn-style stopping rule on the training loss, added to the user's callbacks.
-        stopper = EarlyStopping("train_loss", self.n_iter_no_change, self.tol)
-        self.callbacks = list(callbacks or []) + [stopper]
-        try:
-            self._fit_loop((self._to_tensor(X), self._to_tensor(target, target_dtype)))
-        finally:
-            self.callbacks = callbacks
+        self._fit_loop((self._to_tensor(X), self._to_tensor(target, target_dtype)))
         return self
+
+    def _extra_callbacks(self):
+        # sklearn-style stopping rule on the training loss, after the user's callbacks.
+        return [EarlyStopping("train_loss", self.n_iter_no_change, self.tol)]
 
 
 class MLPClassifier(ClassifierMixin, _BaseMLP):

@@ -1,5 +1,6 @@
 """Tests of the torch base estimator through the reference MLPs."""
 
+import copy
 import pickle
 
 import numpy as np
@@ -83,11 +84,15 @@ def test_history_callbacks_and_early_stopping(clf_data):
 
     rec = Recorder()
     clf = MLPClassifier(random_state=0, callbacks=[rec], **SMALL).fit(X, y)
-    assert rec.events == ["begin", 1, 2, 3, 4, 5, "end"]
+    # The fit works on a copy: the user's callback and parameter are left as given.
+    assert rec.events == []
+    assert clf.callbacks == [rec]
+    fitted = clf.callbacks_[0]
+    assert fitted is not rec and fitted.events == ["begin", 1, 2, 3, 4, 5, "end"]
+    assert isinstance(clf.callbacks_[-1], EarlyStopping)  # the estimator's own rule, last
     assert clf.n_iter_ == len(clf.history_) == 5
     assert [r["epoch"] for r in clf.history_] == [1, 2, 3, 4, 5]
     assert all(np.isfinite(r["train_loss"]) for r in clf.history_)
-    assert clf.callbacks == [rec]  # the estimator's own stopping rule is not left behind
 
     stopper = EarlyStopping(patience=1, tol=1e9)
     clf = MLPClassifier(random_state=0, callbacks=[stopper], **SMALL).fit(X, y)
@@ -175,17 +180,115 @@ def test_halve_on_plateau_restores_best_weights_and_halves_lr(clf_data):
     from skpaper.nn import HalveOnPlateau
 
     X, y = clf_data
+
+    class Snapshots(Callback):
+        def on_train_begin(self, estimator):
+            self.states = []
+
+        def on_epoch_end(self, estimator, record):
+            self.states.append(copy.deepcopy(estimator.module_.state_dict()))
+
     cb = HalveOnPlateau(patience=2)
-    clf = MLPClassifier(random_state=0, callbacks=[cb], **{**SMALL, "lr": 5.0,
-                                                          "max_epochs": 12}).fit(X, y)
+    clf = MLPClassifier(random_state=0, callbacks=[cb, Snapshots()],
+                        **{**SMALL, "lr": 5.0, "max_epochs": 12}).fit(X, y)
     # A huge learning rate makes the loss jump around: it was halved at least once.
     assert clf.optimizer_.param_groups[0]["lr"] < 5.0
-    best = min(r["train_loss"] for r in clf.history_)
+    losses = [r["train_loss"] for r in clf.history_]
     # The returned module holds the best epoch's weights, not the last epoch's.
-    state = {k: v.double() for k, v in cb._best_state.items()}
+    state = clf.callbacks_[1].states[int(np.argmin(losses))]
+    assert int(np.argmin(losses)) != len(losses) - 1
     for key, value in clf.module_.state_dict().items():
-        np.testing.assert_allclose(value.numpy(), state[key].numpy(), rtol=1e-6)
-    assert cb._best == best
+        np.testing.assert_allclose(value.numpy(), state[key].double().numpy(), rtol=1e-6)
+    # No weight copy is left on the user's callback or on the fitted one.
+    assert not hasattr(cb, "_checkpoint")
+    assert clf.callbacks_[0]._checkpoint is None
+
+
+def test_halve_on_plateau_matches_the_hand_written_rule(clf_data):
+    """ReduceLROnPlateau + Checkpoint give the learning rates of the original rule."""
+    from skpaper.nn import HalveOnPlateau
+
+    X, y = clf_data
+
+    class LRs(Callback):
+        def on_train_begin(self, estimator):
+            self.lrs = []
+
+        def on_epoch_end(self, estimator, record):
+            self.lrs.append(estimator.optimizer_.param_groups[0]["lr"])
+
+    clf = MLPClassifier(random_state=0, callbacks=[HalveOnPlateau(patience=2), LRs()],
+                        **{**SMALL, "lr": 5.0, "max_epochs": 12}).fit(X, y)
+    losses = [r["train_loss"] for r in clf.history_]
+    best, wait, lr, expected = np.inf, 0, 5.0, []
+    for value in losses:
+        if value < best:
+            best, wait = value, 0
+        else:
+            wait += 1
+            if wait >= 2:
+                lr, wait = lr * 0.5, 0
+        expected.append(lr)
+    assert clf.callbacks_[1].lrs == expected
+    with pytest.raises(ValueError, match="patience"):
+        MLPClassifier(callbacks=[HalveOnPlateau(patience=0)], **SMALL).fit(X, y)
+
+
+def test_fitted_estimator_pickles_no_callback_weights(clf_data):
+    from skpaper.nn import Checkpoint, HalveOnPlateau
+
+    X, y = clf_data
+    plain = MLPClassifier(random_state=0, **SMALL).fit(X, y)
+    with_cbs = MLPClassifier(random_state=0, callbacks=[HalveOnPlateau(patience=2),
+                                                        Checkpoint()], **SMALL).fit(X, y)
+    n_params = sum(p.numel() for p in plain.module_.parameters())
+    # Weight copies would add at least 4 bytes per parameter.
+    assert len(pickle.dumps(with_cbs)) < len(pickle.dumps(plain)) + 2 * n_params
+
+
+def test_validation_split_records_valid_loss_and_stops_early(clf_data):
+    from skpaper.nn import ValidationSplit
+
+    X, y = clf_data
+    clf = MLPClassifier(random_state=0, callbacks=[
+        ValidationSplit(0.25), EarlyStopping("valid_loss", patience=2, restore_best=True)],
+        **{**SMALL, "max_epochs": 200, "n_iter_no_change": 1000}).fit(X, y)
+    valid = [r["valid_loss"] for r in clf.history_]
+    assert all(np.isfinite(valid))
+    assert clf.n_iter_ < 200  # stopped on the validation loss, not the epoch budget
+    # The held-out rows come from random_state: a second fit repeats the first.
+    again = clone(clf).fit(X, y)
+    assert [r["valid_loss"] for r in again.history_] == valid
+    # Without a ValidationSplit, monitoring valid_loss is a clear error.
+    with pytest.raises(ValueError, match="valid_loss"):
+        MLPClassifier(callbacks=[EarlyStopping("valid_loss")], **SMALL).fit(X, y)
+    with pytest.raises(ValueError, match="fraction"):
+        MLPClassifier(callbacks=[ValidationSplit(1.5)], **SMALL).fit(X, y)
+
+
+def test_grad_norm_clipping_and_lr_scheduler(clf_data):
+    from skpaper.nn import GradNormClipping, LRScheduler
+
+    X, y = clf_data
+
+    class GradNorms(Callback):
+        def on_train_begin(self, estimator):
+            self.norms = []
+
+        def on_grad_computed(self, estimator, named_parameters):
+            grads = [p.grad.norm() for _, p in named_parameters if p.grad is not None]
+            self.norms.append(float(torch.linalg.vector_norm(torch.stack(grads))))
+
+    clf = MLPClassifier(random_state=0, callbacks=[GradNormClipping(1e-3), GradNorms()],
+                        **SMALL).fit(X, y)
+    assert max(clf.callbacks_[1].norms) <= 1e-3 * (1 + 1e-4)
+    sched = MLPClassifier(random_state=0, callbacks=[LRScheduler("StepLR", step_size=2,
+                                                                 gamma=0.1)],
+                          **{**SMALL, "max_epochs": 4, "n_iter_no_change": 100}).fit(X, y)
+    assert sched.optimizer_.param_groups[0]["lr"] == pytest.approx(SMALL.get("lr", 1e-3) * 0.01)
+    assert sched.callbacks_[0].scheduler_ is None
+    with pytest.raises(ValueError, match="policy"):
+        MLPClassifier(callbacks=[LRScheduler("NoSuchSchedule")], **SMALL).fit(X, y)
 
 
 class _DropoutRegressor(MLPRegressor):
