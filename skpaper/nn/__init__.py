@@ -8,6 +8,7 @@ builds on this package.
 
 from ._base import (
     BaseTorchEstimator,
+    BaseTorchState,
     Callback,
     Checkpoint,
     EarlyStopping,
@@ -43,6 +44,7 @@ def __getattr__(name):
 __all__ = [
     "BPETokenizer",
     "BaseTorchEstimator",
+    "BaseTorchState",
     "CharTokenizer",
     "Callback",
     "Checkpoint",

@@ -27,6 +27,7 @@ from ..utils._sklearn import Interval, StrOptions
 
 __all__ = [
     "BaseTorchEstimator",
+    "BaseTorchState",
     "Callback",
     "Checkpoint",
     "EarlyStopping",
@@ -449,16 +450,166 @@ def _step_metrics(step):
             for k, v in metrics.items()}
 
 
-class BaseTorchEstimator(BaseEstimator):
+class BaseTorchState(BaseEstimator):
+    """Torch state shared by every skpaper torch estimator, without a training loop.
+
+    The base of estimators that hold torch modules but do not train them by
+    gradient descent over epochs (a test-time adapter around a fitted source
+    model, for instance), and of :class:`BaseTorchEstimator`. It owns devices,
+    seeding, module construction, batched inference and device-independent
+    pickling. Weights are initialised inside :func:`torch.random.fork_rng`, and
+    every public method of a subclass (``fit``, ``predict``, ...) runs inside
+    :func:`local_torch_rng`, so dropout masks are seeded from ``random_state`` and
+    the global RNG state is left untouched.
+
+    Subclasses define the parameters ``device`` and ``random_state`` (and
+    ``inference_dtype``, ``batch_size`` where they use them) in their own
+    ``__init__``.
+    """
+
+    def __init_subclass__(cls, **kwargs):
+        # Every public method runs on a forked torch RNG, so that dropout and other
+        # generator-less torch randomness is seeded from ``random_state`` and never
+        # changes the global state.
+        for name, value in list(vars(cls).items()):
+            if (name.startswith("_") or not inspect.isfunction(value)
+                    or getattr(value, "_skpaper_local_rng", False)):
+                continue
+            setattr(cls, name, _with_local_rng(value, is_fit=name.startswith("fit")
+                                               or name == "partial_fit"))
+        super().__init_subclass__(**kwargs)
+
+    #: Names of fitted attributes holding ``nn.Module`` objects; they are
+    #: pickled as CPU state dicts and rebuilt by :meth:`_rebuild_module`.
+    _torch_modules = ("module_",)
+
+    def _build_module(self):
+        """Return a fresh ``nn.Module`` built from hyper-parameters and fitted shapes.
+
+        It must depend only on parameters and fitted attributes set before
+        training (``n_features_in_``, ``classes_``...), so that unpickling can
+        rebuild it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement _build_module.")
+
+    def _rebuild_module(self, name):
+        """Rebuild the module stored under attribute ``name`` (for unpickling)."""
+        if name != "module_":
+            raise ValueError(f"{type(self).__name__} does not know how to rebuild {name!r}.")
+        return self._build_module()
+
+    def _init_torch_state(self):
+        """Resolve the device and derive the local seeds; call at the start of fit."""
+        self.device_ = resolve_device(self.device)
+        rng = check_random_state(self.random_state)
+        self._init_seed = int(rng.randint(2**31 - 1))
+        self._generator = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
+        if _in_local_rng():
+            # Generator-less draws (dropout masks) during this fit come from the fork
+            # opened around the public method, seeded from random_state.
+            torch.manual_seed(_derive_seed(self._init_seed, 1))
+        return rng
+
+    def _make_module(self, factory=None):
+        """Build a module with seeded weights, without touching the global RNG."""
+        factory = self._build_module if factory is None else factory
+        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(self._init_seed)
+            module = factory()
+        return module.to(self.device_)
+
+    def _to_tensor(self, array, dtype=torch.float32):
+        # torch cannot wrap read-only buffers (sklearn passes memmaps): copy those.
+        array = np.asarray(array)
+        if not array.flags.writeable:
+            array = array.copy()
+        if (dtype in (torch.float32, torch.float16, torch.bfloat16) and array.dtype.kind == "f"
+                and array.itemsize > dtype.itemsize and array.size):
+            top = float(np.abs(array).max())
+            if top > torch.finfo(dtype).max:
+                raise ValueError(
+                    f"{type(self).__name__} got values up to {top:.3g}, beyond the range of "
+                    f"its {str(dtype).replace('torch.', '')} network; rescale the input.")
+        return torch.as_tensor(array, dtype=dtype, device=self.device_)
+
+    def _finalize_modules(self):
+        """Cast trained modules to ``inference_dtype`` and put them in eval mode."""
+        dtype = _DTYPES[getattr(self, "inference_dtype", "float32")]
+        for name in self._torch_modules:
+            module = getattr(self, name, None)
+            if module is not None:
+                setattr(self, name, module.to(dtype=dtype).eval())
+
+    @torch.no_grad()
+    def _predict_module(self, X, module=None, batch_size=None):
+        """Run ``module`` (default ``module_``) on ``X`` in batches; return a numpy array."""
+        module = self.module_ if module is None else module
+        dtype = next(module.parameters()).dtype
+        batch_size = int(batch_size or max(getattr(self, "batch_size", 1024), 1024))
+        outputs = []
+        for start in range(0, X.shape[0], batch_size):
+            xb = self._to_tensor(X[start : start + batch_size], dtype=dtype)
+            outputs.append(module(xb).cpu())
+        out = torch.cat(outputs).numpy()
+        if out.dtype.kind == "f" and not np.all(np.isfinite(out)):
+            raise ValueError(
+                f"{type(self).__name__} gives non-finite network outputs (largest |input| "
+                f"{float(np.abs(X).max()):.3g}); rescale the input, or the network diverged "
+                "in training.")
+        return out
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state = dict(state)
+        state.pop("optimizer_", None)  # optimizer state is tied to live parameters
+        state.pop("_generator", None)
+        for name in self._torch_modules:
+            module = state.get(name)
+            if isinstance(module, torch.nn.Module):
+                state[name] = {
+                    "__skpaper_state_dict__": {
+                        k: v.detach().cpu().clone() for k, v in module.state_dict().items()
+                    },
+                    "dtype": str(next(module.parameters()).dtype).replace("torch.", ""),
+                }
+        return state
+
+    def __setstate__(self, state):
+        packed = {
+            name: state.pop(name)
+            for name in self._torch_modules
+            if isinstance(state.get(name), dict) and "__skpaper_state_dict__" in state[name]
+        }
+        super().__setstate__(state)
+        if packed and "device_" in state:
+            # A model trained on a GPU still loads on a CPU-only machine.
+            if str(self.device_).startswith("cuda") and not torch.cuda.is_available():
+                self.device_ = "cpu"
+        for name, payload in packed.items():
+            module = self._rebuild_module(name)
+            module = module.to(dtype=_DTYPES[payload["dtype"]])
+            module.load_state_dict(payload["__skpaper_state_dict__"])
+            setattr(self, name, module.to(self.device_).eval())
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        device = str(self.device)
+        tags.non_deterministic = device.startswith("cuda") or (
+            device == "auto" and torch.cuda.is_available()
+        )
+        return tags
+
+
+class BaseTorchEstimator(BaseTorchState):
     """Base class for skpaper's torch estimators.
 
-    Subclasses list every parameter in their own ``__init__`` (scikit-learn
-    reads parameters from the signature) and implement
-    :meth:`_build_module`. Training uses a local :class:`torch.Generator`
-    derived from ``random_state``; weights are initialised inside
-    :func:`torch.random.fork_rng`, and every public method of a subclass (``fit``,
-    ``predict``, ...) runs inside :func:`local_torch_rng`, so dropout masks are seeded
-    from ``random_state`` and the global RNG state is left untouched.
+    Adds the training loop to :class:`BaseTorchState`. Subclasses list every
+    parameter in their own ``__init__`` (scikit-learn reads parameters from the
+    signature) and implement :meth:`_build_module`, and either
+    :meth:`_compute_loss` or the batch-level hooks (:meth:`_get_loss`,
+    :meth:`_train_batches`, :meth:`_process_gradients`, :meth:`_train_step`).
+    Training uses a local :class:`torch.Generator` derived from ``random_state``.
 
     Parameters
     ----------
@@ -496,18 +647,6 @@ class BaseTorchEstimator(BaseEstimator):
         The fitted copies of ``callbacks``, then the estimator's own.
     """
 
-    def __init_subclass__(cls, **kwargs):
-        # Every public method runs on a forked torch RNG, so that dropout and other
-        # generator-less torch randomness is seeded from ``random_state`` and never
-        # changes the global state.
-        for name, value in list(vars(cls).items()):
-            if (name.startswith("_") or not inspect.isfunction(value)
-                    or getattr(value, "_skpaper_local_rng", False)):
-                continue
-            setattr(cls, name, _with_local_rng(value, is_fit=name.startswith("fit")
-                                               or name == "partial_fit"))
-        super().__init_subclass__(**kwargs)
-
     _parameter_constraints = {
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -518,10 +657,6 @@ class BaseTorchEstimator(BaseEstimator):
         "callbacks": [list, None],
         "inference_dtype": [StrOptions(set(_DTYPES))],
     }
-
-    #: Names of fitted attributes holding ``nn.Module`` objects; they are
-    #: pickled as CPU state dicts and rebuilt by :meth:`_rebuild_module`.
-    _torch_modules = ("module_",)
 
     def __init__(
         self,
@@ -544,64 +679,12 @@ class BaseTorchEstimator(BaseEstimator):
         self.callbacks = callbacks
         self.inference_dtype = inference_dtype
 
-    # ------------------------------------------------------------------ hooks
-    def _build_module(self):
-        """Return a fresh ``nn.Module`` built from hyper-parameters and fitted shapes.
-
-        It must depend only on parameters and fitted attributes set before
-        training (``n_features_in_``, ``classes_``...), so that unpickling can
-        rebuild it.
-        """
-        raise NotImplementedError(f"{type(self).__name__} must implement _build_module.")
-
     def _compute_loss(self, output, target):
         """Loss of one batch from the module's output; or override :meth:`_get_loss`."""
         raise NotImplementedError(f"{type(self).__name__} must implement _compute_loss.")
 
     def _build_optimizer(self, module):
         return torch.optim.Adam(module.parameters(), lr=self.lr)
-
-    def _rebuild_module(self, name):
-        """Rebuild the module stored under attribute ``name`` (for unpickling)."""
-        if name != "module_":
-            raise ValueError(f"{type(self).__name__} does not know how to rebuild {name!r}.")
-        return self._build_module()
-
-    # ------------------------------------------------------------- machinery
-    def _init_torch_state(self):
-        """Resolve the device and derive the local seeds; call at the start of fit."""
-        self.device_ = resolve_device(self.device)
-        rng = check_random_state(self.random_state)
-        self._init_seed = int(rng.randint(2**31 - 1))
-        self._generator = torch.Generator().manual_seed(int(rng.randint(2**31 - 1)))
-        if _in_local_rng():
-            # Generator-less draws (dropout masks) during this fit come from the fork
-            # opened around the public method, seeded from random_state.
-            torch.manual_seed(_derive_seed(self._init_seed, 1))
-        return rng
-
-    def _make_module(self, factory=None):
-        """Build a module with seeded weights, without touching the global RNG."""
-        factory = self._build_module if factory is None else factory
-        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(self._init_seed)
-            module = factory()
-        return module.to(self.device_)
-
-    def _to_tensor(self, array, dtype=torch.float32):
-        # torch cannot wrap read-only buffers (sklearn passes memmaps): copy those.
-        array = np.asarray(array)
-        if not array.flags.writeable:
-            array = array.copy()
-        if (dtype in (torch.float32, torch.float16, torch.bfloat16) and array.dtype.kind == "f"
-                and array.itemsize > dtype.itemsize and array.size):
-            top = float(np.abs(array).max())
-            if top > torch.finfo(dtype).max:
-                raise ValueError(
-                    f"{type(self).__name__} got values up to {top:.3g}, beyond the range of "
-                    f"its {str(dtype).replace('torch.', '')} network; rescale the input.")
-        return torch.as_tensor(array, dtype=dtype, device=self.device_)
 
     def _iter_batches(self, n_samples, shuffle=True):
         batch_size = min(int(self.batch_size), n_samples)
@@ -768,73 +851,16 @@ class BaseTorchEstimator(BaseEstimator):
         self._finalize_modules()
         return self
 
-    def _finalize_modules(self):
-        """Cast trained modules to ``inference_dtype`` and put them in eval mode."""
-        dtype = _DTYPES[self.inference_dtype]
-        for name in self._torch_modules:
-            module = getattr(self, name, None)
-            if module is not None:
-                setattr(self, name, module.to(dtype=dtype).eval())
+    def _optimizer_step(self, optimizer, loss):
+        """``zero_grad``, ``backward`` and ``step`` for an auxiliary optimisation.
 
-    @torch.no_grad()
-    def _predict_module(self, X, module=None, batch_size=None):
-        """Run ``module`` (default ``module_``) on ``X`` in batches; return a numpy array."""
-        module = self.module_ if module is None else module
-        dtype = next(module.parameters()).dtype
-        batch_size = int(batch_size or max(self.batch_size, 1024))
-        outputs = []
-        for start in range(0, X.shape[0], batch_size):
-            xb = self._to_tensor(X[start : start + batch_size], dtype=dtype)
-            outputs.append(module(xb).cpu())
-        out = torch.cat(outputs).numpy()
-        if out.dtype.kind == "f" and not np.all(np.isfinite(out)):
-            raise ValueError(
-                f"{type(self).__name__} gives non-finite network outputs (largest |input| "
-                f"{float(np.abs(X).max()):.3g}); rescale the input, or the network diverged "
-                "in training.")
-        return out
-
-    # -------------------------------------------------------------- pickling
-    def __getstate__(self):
-        state = super().__getstate__()
-        state = dict(state)
-        state.pop("optimizer_", None)  # optimizer state is tied to live parameters
-        state.pop("_generator", None)
-        for name in self._torch_modules:
-            module = state.get(name)
-            if isinstance(module, torch.nn.Module):
-                state[name] = {
-                    "__skpaper_state_dict__": {
-                        k: v.detach().cpu().clone() for k, v in module.state_dict().items()
-                    },
-                    "dtype": str(next(module.parameters()).dtype).replace("torch.", ""),
-                }
-        return state
-
-    def __setstate__(self, state):
-        packed = {
-            name: state.pop(name)
-            for name in self._torch_modules
-            if isinstance(state.get(name), dict) and "__skpaper_state_dict__" in state[name]
-        }
-        super().__setstate__(state)
-        if packed and "device_" in state:
-            # A model trained on a GPU still loads on a CPU-only machine.
-            if str(self.device_).startswith("cuda") and not torch.cuda.is_available():
-                self.device_ = "cpu"
-        for name, payload in packed.items():
-            module = self._rebuild_module(name)
-            module = module.to(dtype=_DTYPES[payload["dtype"]])
-            module.load_state_dict(payload["__skpaper_state_dict__"])
-            setattr(self, name, module.to(self.device_).eval())
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        device = str(self.device)
-        tags.non_deterministic = device.startswith("cuda") or (
-            device == "auto" and torch.cuda.is_available()
-        )
-        return tags
+        For training stages outside the main loop (pretraining a feature
+        network, a second module): they share the base's one place where
+        gradients are computed, but fire no callback events.
+        """
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
 
 
 def clone_module(module):
