@@ -32,9 +32,9 @@ from hypothesis import strategies as st
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import get_tags
-from skpaper.utils._sklearn import Interval
 
 from skpaper.utils import all_estimators
+from skpaper.utils._sklearn import Interval
 from skpaper.utils._test_params import FIT_DATA, make_instances
 
 #: Seconds one case may take: a fit of the small settings takes well under one, but a
