@@ -7,6 +7,7 @@ masked-patch MSE mixed with a Fourier-magnitude loss);
 """
 
 import copy
+import functools
 import math
 from numbers import Integral, Real
 
@@ -16,7 +17,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from ..nn._base import BaseTorchEstimator
+from ..nn._base import BaseTorchEstimator, LRScheduler
 from ..nn._laurel import LAUREL_VARIANTS
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._vit import (
@@ -295,6 +296,24 @@ block_type, residual, laurel_rank
         return pred, target, mask.to(pred.dtype)
 
 
+def _one_cycle(step, total, warmup):
+    """Multiplier of the peak learning rate at optimizer step ``step`` (from 0).
+
+    Linear warm-up over ``warmup`` steps to the peak, then cosine decay to zero at
+    step ``total`` (one cycle).
+    """
+    if step < warmup:
+        return (step + 1) / warmup
+    progress = (step - warmup) / max(total - warmup, 1)
+    return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+
+def _one_cycle_scheduler(optimizer, total, warmup):
+    """The one-cycle schedule of :func:`_one_cycle` as a per-step scheduler (picklable policy)."""
+    return torch.optim.lr_scheduler.LambdaLR(
+        optimizer, functools.partial(_one_cycle, total=total, warmup=warmup))
+
+
 def _image_layout(n_features, image_shape, patch_size):
     """Return ``(C, H, W)`` of the rows and the zero-padded ``(C, H', W')`` the ViT sees."""
     if image_shape is None:
@@ -544,23 +563,17 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
     def _build_optimizer(self, module):
         decay = [p for p in module.parameters() if p.ndim >= 2]
         no_decay = [p for p in module.parameters() if p.ndim < 2]
-        optimizer = torch.optim.AdamW(
+        return torch.optim.AdamW(
             [{"params": decay, "weight_decay": self.weight_decay},
              {"params": no_decay, "weight_decay": 0.0}],
             lr=self.lr, betas=(0.9, 0.95),
         )
+
+    def _extra_callbacks(self):
         total = max(int(self.max_epochs) * self._steps_per_epoch, 1)
         warmup = int(round(self.warmup_fraction * total))
-
-        def one_cycle(step):
-            # linear warm-up to the peak, then cosine decay to zero (one cycle)
-            if step < warmup:
-                return (step + 1) / warmup
-            progress = (step - warmup) / max(total - warmup, 1)
-            return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
-
-        self._scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, one_cycle)
-        return optimizer
+        return [LRScheduler(_one_cycle_scheduler, step_every="batch", total=total,
+                            warmup=warmup)]
 
     def _loss(self, pred, target, mask):
         channels = self.padded_shape_[0]
@@ -568,25 +581,15 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
                         fourier_form=self.fourier_form, grid=self.module_.encoder.grid,
                         n_modalities=channels if self.channel_agnostic else 1)
 
-    def _train_epoch(self, tensors, optimizer):
-        (images,) = tensors
-        self.module_.train()
-        totals = np.zeros(3)
-        count = 0
-        for idx in self._iter_batches(images.shape[0]):
-            batch = images[idx.to(images.device)]
-            pred, target, mask = self.module_(batch, self.mask_ratio, self._generator)
-            loss, mse, four = self._loss(pred, target, mask)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            self._scheduler.step()
-            parts = torch.stack([loss, mse, four]).detach().cpu().numpy()
-            totals += len(idx) * parts
-            count += len(idx)
-        totals /= count
-        return {"train_loss": totals[0], "reconstruction_loss": totals[1],
-                "fourier_loss": totals[2], "lr": float(self._scheduler.get_last_lr()[0])}
+    def _get_loss(self, batch):
+        (images,) = batch
+        pred, target, mask = self.module_(images, self.mask_ratio, self._generator)
+        loss, mse, four = self._loss(pred, target, mask)
+        return {"loss": loss, "reconstruction_loss": mse, "fourier_loss": four}
+
+    def _end_epoch(self, tensors, optimizer):
+        # The learning rate the one-cycle schedule has reached after the epoch's last step.
+        return {"lr": float(optimizer.param_groups[0]["lr"])}
 
     # -------------------------------------------------------------------- api
     @_fit_context(prefer_skip_nested_validation=True)
@@ -615,7 +618,6 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         self._steps_per_epoch = -(-X.shape[0] // min(int(self.batch_size), X.shape[0]))
         images = self._images(X, torch.float32)
         self._fit_loop((images,))
-        self._scheduler = None
         self._n_features_out = int(self.embed_dim)
         return self
 

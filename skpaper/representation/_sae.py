@@ -324,7 +324,11 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
         sq_norm = float(np.mean(np.sum(centred**2, axis=1)))
         self.scale_ = float(np.sqrt(sq_norm)) if sq_norm > 0 else 1.0
         inputs = self._to_tensor(centred / self.scale_)
-        self._fit_loop((inputs,))
+        self._fired = None  # latents active during the current epoch
+        try:
+            self._fit_loop((inputs,))
+        finally:
+            self.__dict__.pop("_fired", None)
         module = self.module_
         with torch.no_grad():
             self.components_ = module.W_dec.detach().cpu().numpy().astype(np.float64)
@@ -345,34 +349,35 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
             return recon, recon
         return recon + float(self.l1_coef) * sparsity, recon
 
-    def _train_epoch(self, tensors, optimizer):
-        (inputs,) = tensors
-        module = self.module_
-        module.train()
-        n = inputs.shape[0]
-        total = recon_total = l0_total = 0.0
-        fired = torch.zeros(self.n_latents, dtype=torch.bool, device=inputs.device)
-        for idx in self._iter_batches(n):
-            x = inputs[idx.to(inputs.device)]
-            optimizer.zero_grad()
-            x_hat, a, z = module(x)
-            loss, recon = self._loss(x, x_hat, a, z)
-            loss.backward()
-            module.remove_parallel_gradient()
-            optimizer.step()
-            module.normalize_decoder()
-            active = a.detach() != 0
-            fired |= active.any(dim=0)
-            total += float(loss.detach()) * len(idx)
-            recon_total += float(recon.detach()) * len(idx)
-            l0_total += float(active.sum())
+    def _get_loss(self, batch):
+        (x,) = batch
+        x_hat, a, z = self.module_(x)
+        loss, recon = self._loss(x, x_hat, a, z)
+        active = a.detach() != 0
         # Inputs have unit mean squared norm, so the mean squared error is the FVU.
-        record = {"train_loss": total / n, "fvu": recon_total / n, "l0": l0_total / n,
-                  "n_resampled": 0}
-        epoch = len(getattr(self, "history_", [])) + 1
-        if self.resample_dead and epoch < self.max_epochs and not bool(fired.all()):
-            record["n_resampled"] = self._resample(inputs, ~fired, optimizer)
-        return record
+        return {"loss": loss, "fvu": recon, "l0": float(active.sum()) / len(x),
+                "_active": active}
+
+    def _process_gradients(self):
+        self.module_.remove_parallel_gradient()
+
+    def _train_step(self, batch, optimizer):
+        step = super()._train_step(batch, optimizer)
+        self.module_.normalize_decoder()
+        if self._fired is None:
+            self._fired = torch.zeros(self.n_latents, dtype=torch.bool,
+                                      device=step["_active"].device)
+        self._fired |= step["_active"].any(dim=0)
+        return step
+
+    def _end_epoch(self, tensors, optimizer):
+        fired, self._fired = self._fired, None
+        epoch = len(self.history_) + 1
+        n_resampled = 0
+        if (self.resample_dead and epoch < self.max_epochs and fired is not None
+                and not bool(fired.all())):
+            n_resampled = self._resample(tensors[0], ~fired, optimizer)
+        return {"n_resampled": n_resampled}
 
     @torch.no_grad()
     def _resample(self, inputs, dead, optimizer):

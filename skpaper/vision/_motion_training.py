@@ -6,8 +6,11 @@ selector rules and their weights are reconstructed from the abstract of
 Wang and Li (ICML 2025); see the estimator's Notes.
 """
 
+import math
+
 import torch
 
+from ..nn._base import LRScheduler
 from ._motion_modules import perceptual_pyramid_loss
 from ._warp import RandomDeformation, interpolate_keypoints
 
@@ -27,6 +30,19 @@ DEFAULT_LOSS_WEIGHTS = {
 
 _FEATURE_STEPS = 150
 _SELECTOR_WARMUP = 0.25
+#: Fractions of ``max_epochs`` after which the learning rate drops tenfold.
+_DECAY_FRACTIONS = (0.7, 0.9)
+
+
+def _decay_milestones(max_epochs):
+    """Epochs (counted from 0) from which each tenfold learning-rate drop applies.
+
+    Epoch ``e`` runs at ``lr * 0.1**k`` with ``k`` the number of fractions ``m`` with
+    ``e >= m * max_epochs``; for an integer ``e`` that is ``e >= ceil(m * max_epochs)``
+    (the product taken in floating point, as the comparison does), the milestone
+    rule of :class:`~torch.optim.lr_scheduler.MultiStepLR` stepped once per epoch.
+    """
+    return [math.ceil(m * max_epochs) for m in _DECAY_FRACTIONS]
 
 
 class AnytimeTrainingMixin:
@@ -44,44 +60,41 @@ class AnytimeTrainingMixin:
                 idx = torch.randint(frames.shape[0], (batch,), generator=self._generator)
                 x = frames[idx.to(frames.device)]
                 loss = (features.decode(features(x), x.shape[-2:]) - x).abs().mean()
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
+                self._optimizer_step(optimizer, loss)
         return features.requires_grad_(False).eval()
 
-    def _train_epoch(self, tensors, optimizer):
+    def _extra_callbacks(self):
+        # Step decay: the learning rate drops tenfold at 70% and at 90% of the epochs.
+        return [LRScheduler("MultiStepLR", milestones=_decay_milestones(self.max_epochs),
+                            gamma=0.1)]
+
+    def _train_batches(self, tensors, shuffle=True):
+        """Batches of ``(source, driving)`` frames: random frame pairs of one video each."""
         (videos,) = tensors
         n_videos, n_frames = videos.shape[:2]
-        epoch = len(self.history_)
-        decay = sum(epoch >= m * self.max_epochs for m in (0.7, 0.9))
-        for group in optimizer.param_groups:
-            group["lr"] = self.lr * 0.1**decay
-        self.module_.train()
         order = torch.randperm(n_videos * self.num_repeats, generator=self._generator)
         order = order % n_videos
         batch = min(int(self.batch_size), order.numel())
-        sums = {}
-        n_batches = 0
+        dev = videos.device
         for start in range(0, order.numel(), batch):
             idx = order[start : start + batch]
             src = torch.randint(n_frames, (idx.numel(),), generator=self._generator)
             # A different driving frame: shift by 1..n_frames-1 (mod n_frames).
             drv = (src + 1 + torch.randint(n_frames - 1, (idx.numel(),),
                                            generator=self._generator)) % n_frames
-            dev = videos.device
-            source = videos[idx.to(dev), src.to(dev)]
-            driving = videos[idx.to(dev), drv.to(dev)]
-            terms = self._step_losses(source, driving)
-            loss = sum(self._weights[k] * v for k, v in terms.items() if k != "mean_t")
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            self.n_steps_ += 1
-            n_batches += 1
-            sums["train_loss"] = sums.get("train_loss", 0.0) + float(loss.detach())
-            for k, v in terms.items():
-                sums[k] = sums.get(k, 0.0) + float(v.detach())
-        return {k: v / n_batches for k, v in sums.items()}
+            yield videos[idx.to(dev), src.to(dev)], videos[idx.to(dev), drv.to(dev)]
+
+    def _get_loss(self, batch):
+        source, driving = batch
+        terms = self._step_losses(source, driving)
+        loss = sum(self._weights[k] * v for k, v in terms.items() if k != "mean_t")
+        # Every step counts alike in the epoch means.
+        return {"loss": loss, "weight": 1.0, **terms}
+
+    def _train_step(self, batch, optimizer):
+        step = super()._train_step(batch, optimizer)
+        self.n_steps_ += 1
+        return step
 
     def _equivariance(self, frames, keypoints):
         deformation = RandomDeformation(frames.shape[0], self._generator, dtype=frames.dtype,

@@ -282,7 +282,8 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
                 # Training ended inside the warm-up: start the codebook from the encoder anyway.
                 self.module_.quantizer.init_from(self._encoder_outputs(images), self._generator)
         finally:
-            for name in ("_step", "_codebook_ready", "_window_counts"):
+            for name in ("_step", "_codebook_ready", "_window_counts", "_epoch_counts",
+                         "_epoch_resets", "_epoch_steps"):
                 self.__dict__.pop(name, None)
         for p in self.module_.parameters():
             p.grad = None
@@ -300,52 +301,61 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         z = self.module_.quantizer.prepare(self.module_.encode(images[idx]))
         return z.reshape(-1, z.shape[-1])
 
-    def _train_epoch(self, tensors, optimizer):
+    def _train_batches(self, tensors, shuffle=True):
         (images,) = tensors
-        net = self.module_
-        net.train()
-        quantizer = net.quantizer
-        reset_every = self.dead_code_reset_every
-        totals = {"loss": 0.0, "mse": 0.0}
-        epoch_counts = torch.zeros(quantizer.codebook_size, dtype=torch.long)
-        count, steps, n_reset = 0, 0, 0
-        for idx in self._iter_batches(images.shape[0]):
-            batch = images[idx.to(images.device)]
-            use_vq = self._step >= int(self.warmup_steps)
-            if use_vq and not self._codebook_ready:
+        quantizer = self.module_.quantizer
+        if shuffle:
+            # Per-epoch tallies: codes chosen, codes reset, optimizer steps.
+            self._epoch_counts = torch.zeros(quantizer.codebook_size, dtype=torch.long)
+            self._epoch_resets = self._epoch_steps = 0
+        for batch in super()._train_batches(tensors, shuffle=shuffle):
+            if (shuffle and not self._codebook_ready
+                    and self._step >= int(self.warmup_steps)):
+                # The warm-up is over: start the codebook from encoder outputs.
                 quantizer.init_from(self._encoder_outputs(images), self._generator)
                 self._window_counts = torch.zeros(quantizer.codebook_size, dtype=torch.long)
                 self._codebook_ready = True
-            z = net.encode(batch)
-            if use_vq:
-                z_q, indices, vq_loss = quantizer(z)
-                used = torch.bincount(indices.reshape(-1).cpu(), minlength=quantizer.codebook_size)
-                self._window_counts += used
-                epoch_counts += used
-            else:
-                z_q, vq_loss = quantizer.prepare(z), torch.zeros((), device=z.device)
-            mse = F.mse_loss(net.decode(z_q), batch)
-            loss = mse + vq_loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            self._step += 1
-            steps += 1
-            if use_vq and reset_every is not None and self._step % int(reset_every) == 0:
-                dead = (self._window_counts == 0).to(quantizer.embedding.device)
-                vectors = quantizer.prepare(z.detach()).reshape(-1, z.shape[-1])
-                n_reset += quantizer.reset_codes(dead, vectors, self._generator)
-                self._clear_optimizer_rows(optimizer, quantizer.embedding, dead)
-                self._window_counts.zero_()
-            totals["loss"] += float(loss.detach()) * len(idx)
-            totals["mse"] += float(mse.detach()) * len(idx)
-            count += len(idx)
+            yield batch
+
+    def _get_loss(self, batch):
+        (images,) = batch
+        net = self.module_
+        quantizer = net.quantizer
+        z = net.encode(images)
+        if self._codebook_ready:
+            z_q, indices, vq_loss = quantizer(z)
+            used = torch.bincount(indices.reshape(-1).cpu(), minlength=quantizer.codebook_size)
+        else:
+            z_q, vq_loss, used = quantizer.prepare(z), torch.zeros((), device=z.device), None
+        mse = F.mse_loss(net.decode(z_q), images)
+        return {"loss": mse + vq_loss, "reconstruction_mse": mse, "_z": z, "_used": used}
+
+    def _train_step(self, batch, optimizer):
+        step = super()._train_step(batch, optimizer)
+        self._step += 1
+        self._epoch_steps += 1
+        used = step["_used"]
+        if used is None:
+            return step
+        self._window_counts += used
+        self._epoch_counts += used
+        reset_every = self.dead_code_reset_every
+        if reset_every is not None and self._step % int(reset_every) == 0:
+            quantizer = self.module_.quantizer
+            z = step["_z"]
+            dead = (self._window_counts == 0).to(quantizer.embedding.device)
+            vectors = quantizer.prepare(z.detach()).reshape(-1, z.shape[-1])
+            self._epoch_resets += quantizer.reset_codes(dead, vectors, self._generator)
+            self._clear_optimizer_rows(optimizer, quantizer.embedding, dead)
+            self._window_counts.zero_()
+        return step
+
+    def _end_epoch(self, tensors, optimizer):
+        counts = self._epoch_counts
         return {
-            "train_loss": totals["loss"] / count,
-            "reconstruction_mse": totals["mse"] / count,
-            "codebook_usage": float((epoch_counts > 0).float().mean()),
-            "codes_reset": n_reset,
-            "steps": steps,
+            "codebook_usage": float((counts > 0).float().mean()),
+            "codes_reset": self._epoch_resets,
+            "steps": self._epoch_steps,
         }
 
     @staticmethod

@@ -4,13 +4,16 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skpaper.datasets import make_sprite_videos
+from skpaper.nn import Callback
 from skpaper.vision import KeypointMotionTransfer
+from skpaper.vision._motion_training import _decay_milestones
 
 SMALL = dict(n_keypoints=5, width=4, max_epochs=2, batch_size=4, lr=2e-3,
              feature_extractor=None, random_state=0, device="cpu")
@@ -196,3 +199,46 @@ def test_motion_transfer_not_fitted_raises(videos):
                  lambda: est.detect_keypoints(videos[0])):
         with pytest.raises(NotFittedError):
             call()
+
+
+def test_motion_decay_milestones_reproduce_the_step_decay():
+    # The rule: epoch e (from 0) runs at lr * 0.1**(number of m in (0.7, 0.9) with
+    # e >= m * max_epochs); a MultiStepLR on the milestones, stepped once per epoch,
+    # must give that learning rate in every epoch. The products are rounded up, not to
+    # the nearest integer: 0.7 * 3 is 2.0999999999999996, so epoch 2 is not decayed.
+    lr = 2e-4
+    for max_epochs in range(1, 301):
+        optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=lr)
+        scheduler = torch.optim.lr_scheduler.MultiStepLR(
+            optimizer, milestones=_decay_milestones(max_epochs), gamma=0.1)
+        for epoch in range(max_epochs):
+            decay = sum(epoch >= m * max_epochs for m in (0.7, 0.9))
+            assert optimizer.param_groups[0]["lr"] == pytest.approx(lr * 0.1**decay,
+                                                                    rel=1e-12), (max_epochs,
+                                                                                 epoch)
+            optimizer.step()
+            scheduler.step()
+    assert _decay_milestones(10) == [7, 9]
+    assert _decay_milestones(3) == [3, 3]
+
+
+class _EpochLR(Callback):
+    """Callback recording the learning rate of each epoch's first batch."""
+
+    def on_train_begin(self, est):
+        self.lrs = []
+
+    def on_batch_begin(self, est, batch):
+        if len(self.lrs) < len(est.history_) + 1:
+            self.lrs.append(est.optimizer_.param_groups[0]["lr"])
+
+
+def test_motion_transfer_learning_rate_drops_at_70_and_90_percent(videos):
+    recorder = _EpochLR()
+    est = KeypointMotionTransfer(**{**SMALL, "max_epochs": 10, "interpolation": None,
+                                    "callbacks": [recorder]}).fit(videos)
+    lrs = est.callbacks_[0].lrs
+    expected = [2e-3] * 7 + [2e-4, 2e-4, 2e-5]
+    np.testing.assert_allclose(lrs, expected, rtol=1e-12)
+    assert recorder.__dict__.get("lrs") is None  # the user's callback is not changed
+    assert est.optimizer_.param_groups[0]["lr"] == pytest.approx(2e-5)
