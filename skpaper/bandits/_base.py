@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted
 
+from ..utils._docstring import Substitution
 from ..utils._sklearn import Interval, _fit_context, validate_data
 from . import _kernels as kern
 from ._source import LossSource
@@ -47,17 +48,20 @@ _POLICY_CONSTRAINTS = {
 }
 _GAMMA_CONSTRAINT = [Interval(numbers.Real, 0, None, closed="left"), None]
 
-#: Docstring parts shared by the policies, substituted by :func:`fill_doc`.
+#: Docstring parts shared by the policies, filled in by :data:`fill_doc`.
 _SHARED_DOCS = {
-    "online_parameters": """n_actions : int, default=None
+    "online_parameters": """
+    n_actions : int, default=None
         Number of actions K. ``None`` takes it from the losses given to
         :meth:`fit`; it must be set to play online.
     horizon : int, default=None
         Horizon T used to tune the defaults. ``None`` uses the number of
         rounds given to :meth:`fit`; it must be set to play online.""",
-    "random_state": """random_state : int, RandomState instance or None, default=None
+    "random_state": """
+    random_state : int, RandomState instance or None, default=None
         Drives the action draws (one uniform per round).""",
-    "protocol_attributes": """actions_ : ndarray of shape (n_rounds,)
+    "protocol_attributes": """
+    actions_ : ndarray of shape (n_rounds,)
         Actions played by :meth:`fit`.
     cumulative_loss_ : float
         ``sum_t l_t(c_t, a_t)``.
@@ -79,11 +83,8 @@ _SHARED_DOCS = {
 }
 
 
-def fill_doc(cls):
-    """Substitute the ``%(name)s`` parts of :data:`_SHARED_DOCS` into a class docstring."""
-    for key, text in _SHARED_DOCS.items():
-        cls.__doc__ = cls.__doc__.replace(f"%({key})s", text)
-    return cls
+#: Decorator filling the ``{name}`` placeholders of :data:`_SHARED_DOCS` into a docstring.
+fill_doc = Substitution(**_SHARED_DOCS)
 
 
 class _BasePolicy(BaseEstimator):

@@ -36,7 +36,7 @@ class Exp3IX(_NoCrossLearningPolicy):
 
     Parameters
     ----------
-    %(online_parameters)s
+    {online_parameters}
     eta : float, default=None
         Learning rate. ``None`` means ``sqrt(2 ln K / (K n))`` with ``n = T / C``
         rounds per context learner (``n = T`` when ``per_context=False``).
@@ -44,11 +44,11 @@ class Exp3IX(_NoCrossLearningPolicy):
         Implicit exploration. ``None`` means ``eta / 2``.
     per_context : bool, default=True
         One learner per context, or a single context-free learner.
-    %(random_state)s
+    {random_state}
 
     Attributes
     ----------
-    %(protocol_attributes)s
+    {protocol_attributes}
     loss_estimates_ : ndarray of shape (n_contexts or 1, n_actions)
         Cumulative loss estimates (one row when ``per_context=False``).
     eta_ : float
@@ -123,17 +123,17 @@ class Exp3(_NoCrossLearningPolicy):
 
     Parameters
     ----------
-    %(online_parameters)s
+    {online_parameters}
     eta : float, default=None
         Learning rate. ``None`` means ``sqrt(2 ln K / (K n))`` with ``n = T / C``
         rounds per context learner (``n = T`` when ``per_context=False``).
     per_context : bool, default=True
         One learner per context, or a single context-free learner.
-    %(random_state)s
+    {random_state}
 
     Attributes
     ----------
-    %(protocol_attributes)s
+    {protocol_attributes}
     loss_estimates_ : ndarray of shape (n_contexts or 1, n_actions)
         Cumulative loss estimates.
     eta_ : float

@@ -33,7 +33,7 @@ class CrossLearningExp3(_BasePolicy):
 
     Parameters
     ----------
-    %(online_parameters)s
+    {online_parameters}
     eta : float, default=None
         Learning rate. ``None`` means ``sqrt(ln K / (K T))`` (``T / 2`` steps
         for ``estimation="paired"``; for ``"doubling"``, re-derived with the
@@ -66,11 +66,11 @@ class CrossLearningExp3(_BasePolicy):
     context_distribution : array-like of shape (n_contexts,), default=None
         nu, used only by ``estimation="known"``. ``None`` takes it from the
         environment given to :meth:`fit`.
-    %(random_state)s
+    {random_state}
 
     Attributes
     ----------
-    %(protocol_attributes)s
+    {protocol_attributes}
     loss_estimates_ : ndarray of shape (n_contexts, n_actions)
         Cumulative loss estimates ``L_hat(c, a)``.
     eta_ : float

@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from ..utils import normal_ci
+from ..utils._docstring import Substitution
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._estimating import (
     TARGETS,
@@ -93,9 +94,10 @@ def _check_acp(acp, n, labeled):
         )
     return S, False
 
-# Docstring pieces shared by the estimators, substituted by ``fill_doc``.
+#: Docstring pieces shared by the estimators, filled in by :data:`fill_doc`.
 _SHARED_DOCS = {
-    "estimate_attributes": """estimate_ : float or ndarray of shape (n_features + 1,)
+    "estimate_attributes": """
+    estimate_ : float or ndarray of shape (n_features + 1,)
         Point estimate (a float for ``target="mean"``, intercept first otherwise).
     se_ : float or ndarray of shape (n_features + 1,)
         Standard error.
@@ -103,27 +105,24 @@ _SHARED_DOCS = {
         Lower and upper ends of the ``1 - alpha`` interval.
     coef_ : ndarray of shape (1,) or (n_features + 1,)
         ``estimate_`` as an array, used by :meth:`predict`.""",
-    "count_attributes": """n_labeled_, n_unlabeled_ : int
+    "count_attributes": """
+    n_labeled_, n_unlabeled_ : int
         Row counts.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during ``fit``, when ``X`` has string column
         names.""",
-    "paper_reference": """.. [1] C. Ying, J. Jin, Y. Guo, X. Li, M. Liang and J. Zhao, "Towards the
+    "paper_reference": """
+    .. [1] C. Ying, J. Jin, Y. Guo, X. Li, M. Liang and J. Zhao, "Towards the
        Efficient Inference by Incorporating Automated Computational Phenotypes
        under Covariate Shift", Proceedings of the 42nd International Conference
        on Machine Learning (ICML), 2025.""",
 }
 
 
-def fill_doc(cls):
-    """Replace ``{name}`` placeholders of ``cls.__doc__`` by the shared docstring pieces."""
-    doc = cls.__doc__
-    for name, text in _SHARED_DOCS.items():
-        doc = doc.replace("{" + name + "}", text)
-    cls.__doc__ = doc
-    return cls
+#: Decorator filling the ``{name}`` placeholders of :data:`_SHARED_DOCS` into a docstring.
+fill_doc = Substitution(**_SHARED_DOCS)
 
 
 class _BaseShiftEstimator(BaseEstimator):
