@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from ..nn import BaseTorchEstimator
+from ..nn._base import BaseTorchState, _softmax_rows
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
 from ._filter import SteadyStateFilter
 from ._losses import LOSSES, prior_correction
@@ -105,7 +105,7 @@ def _move(obj, device):
     return obj
 
 
-class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
+class TestTimeAdapter(ClassifierMixin, BaseTorchState):
     """Test-time adaptation of a torch classifier, with SSA's Bayesian weight enhancement.
 
     Wraps a source classifier (a skpaper torch classifier, fitted on labelled
@@ -565,9 +565,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchEstimator):
             return self._run_stream(X)
         self.module_.eval()
         logits = self._predict_module(X, batch_size=max(int(self.batch_size), 1024))
-        logits = logits - logits.max(axis=1, keepdims=True)
-        proba = np.exp(logits.astype(np.float64))
-        return proba / proba.sum(axis=1, keepdims=True)
+        return _softmax_rows(logits.astype(np.float64))
 
     def predict(self, X, adapt=False):
         """Predicted classes, by plain inference or by the online stream.

@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from ..nn import MLPClassifier
-from ..nn._mlp import _ACTIVATIONS
+from ..nn._mlp import _ACTIVATIONS, _make_mlp
 from ..utils._sklearn import StrOptions
 
 __all__ = ["NormMLPClassifier", "make_norm_mlp"]
@@ -40,12 +40,7 @@ def make_norm_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation="relu", no
         raise ValueError(f"norm must be one of {sorted(_NORMS)}, got {norm!r}.")
     if activation not in _ACTIVATIONS:
         raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {activation!r}.")
-    layers, width = [], int(n_inputs)
-    for size in hidden_layer_sizes:
-        layers += [nn.Linear(width, int(size)), _NORMS[norm](int(size)), _ACTIVATIONS[activation]()]
-        width = int(size)
-    layers.append(nn.Linear(width, int(n_outputs)))
-    return nn.Sequential(*layers)
+    return _make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation, norm=_NORMS[norm])
 
 
 class NormMLPClassifier(MLPClassifier):

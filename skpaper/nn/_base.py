@@ -19,11 +19,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from ..utils._sklearn import Interval, StrOptions
+from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 
 __all__ = [
     "BaseTorchEstimator",
@@ -34,6 +37,8 @@ __all__ = [
     "GradNormClipping",
     "HalveOnPlateau",
     "LRScheduler",
+    "TorchClassifierMixin",
+    "TorchRegressorMixin",
     "ValidationSplit",
     "local_torch_rng",
     "resolve_device",
@@ -99,6 +104,21 @@ def _with_local_rng(method, is_fit):
 
     wrapper._skpaper_local_rng = True
     return wrapper
+
+
+def _wrap_public_methods(cls):
+    """Run every public method defined in ``cls`` itself inside :func:`local_torch_rng`.
+
+    Applied to each subclass of :class:`BaseTorchState` and, as a class
+    decorator, to the mixins whose methods torch estimators inherit.
+    """
+    for name, value in list(vars(cls).items()):
+        if (name.startswith("_") or not inspect.isfunction(value)
+                or getattr(value, "_skpaper_local_rng", False)):
+            continue
+        setattr(cls, name, _with_local_rng(value, is_fit=name.startswith("fit")
+                                           or name == "partial_fit"))
+    return cls
 
 
 def resolve_device(device):
@@ -471,12 +491,7 @@ class BaseTorchState(BaseEstimator):
         # Every public method runs on a forked torch RNG, so that dropout and other
         # generator-less torch randomness is seeded from ``random_state`` and never
         # changes the global state.
-        for name, value in list(vars(cls).items()):
-            if (name.startswith("_") or not inspect.isfunction(value)
-                    or getattr(value, "_skpaper_local_rng", False)):
-                continue
-            setattr(cls, name, _with_local_rng(value, is_fit=name.startswith("fit")
-                                               or name == "partial_fit"))
+        _wrap_public_methods(cls)
         super().__init_subclass__(**kwargs)
 
     #: Names of fitted attributes holding ``nn.Module`` objects; they are
@@ -624,7 +639,8 @@ class BaseTorchEstimator(BaseTorchState):
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation and batch shuffling.
     verbose : int, default=0
-        Show a tqdm progress bar over epochs when > 0 (off when not a TTY).
+        Show a tqdm progress bar over epochs, with the last epoch's losses, on
+        stderr when > 0, also when stderr is not a terminal (a log, a notebook).
     callbacks : list of Callback or None, default=None
         Training callbacks (:class:`Callback` subclasses such as
         :class:`EarlyStopping`, :class:`LRScheduler`, :class:`ValidationSplit`);
@@ -774,6 +790,17 @@ class BaseTorchEstimator(BaseTorchState):
         """Work at the end of an epoch's steps (e.g. resampling); returns extra record keys."""
         return {}
 
+    def _fit_tensors(self, X, target, target_dtype):
+        """Seed, then train on the row-aligned arrays ``X`` (float32) and ``target``.
+
+        The training step of :class:`TorchClassifierMixin` and
+        :class:`TorchRegressorMixin` after they have encoded the target;
+        subclasses validate before and add fitted attributes after ``super()``.
+        """
+        self._init_torch_state()
+        self._fit_loop((self._to_tensor(X), self._to_tensor(target, target_dtype)))
+        return self
+
     def _extra_callbacks(self):
         """Callbacks the estimator adds after the user's (e.g. its own stopping rule)."""
         return []
@@ -798,16 +825,32 @@ class BaseTorchEstimator(BaseTorchState):
 
     @torch.no_grad()
     def _validation_loss(self, tensors):
-        """Mean :meth:`_get_loss` over the held-out rows, in eval mode."""
-        was_training = self.module_.training
+        """Mean :meth:`_get_loss` over the held-out rows, in eval mode, without gradients.
+
+        A :meth:`_get_loss` that draws random numbers (augmentations, noise, masks)
+        draws them here from a validation generator and a forked global RNG, both
+        reseeded from ``random_state`` at every call: each epoch's ``valid_loss``
+        sees the same draws, so the values differ only through the weights, and
+        the training generator's stream is not consumed by validation. A
+        :meth:`_get_loss` that updates estimator state (running statistics, usage
+        counts) must skip that when ``module_.training`` is False.
+        """
+        was_training, train_generator = self.module_.training, self._generator
+        devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
         self.module_.eval()
+        self._generator = torch.Generator().manual_seed(_derive_seed(self._init_seed, 4))
         total, weight = 0.0, 0.0
-        for batch in self._train_batches(tensors, shuffle=False):
-            step = self._loss_dict(self._get_loss(batch), batch)
-            value = step.get("train_loss", step["loss"])
-            total += float(value) * float(step["weight"])
-            weight += float(step["weight"])
-        self.module_.train(was_training)
+        try:
+            with torch.random.fork_rng(devices=devices):
+                torch.manual_seed(_derive_seed(self._init_seed, 5))
+                for batch in self._train_batches(tensors, shuffle=False):
+                    step = self._loss_dict(self._get_loss(batch), batch)
+                    value = step.get("train_loss", step["loss"])
+                    total += float(value) * float(step["weight"])
+                    weight += float(step["weight"])
+        finally:
+            self._generator = train_generator
+            self.module_.train(was_training)
         return total / max(weight, 1e-300)
 
     def _fit_loop(self, tensors):
@@ -831,14 +874,16 @@ class BaseTorchEstimator(BaseTorchState):
             valid = self._split_tensors(tensors, valid_rows)
             tensors = self._split_tensors(tensors, train_rows)
         self._notify("on_train_begin")
-        epochs = tqdm(range(int(self.max_epochs)), disable=None if self.verbose else True,
-                      desc=type(self).__name__, leave=False)
+        epochs = self._progress(range(int(self.max_epochs)))
         for epoch in epochs:
             self._notify("on_epoch_begin", epoch=epoch + 1)
             record = {"epoch": epoch + 1, **self._train_epoch(tensors, self.optimizer_)}
             if valid is not None:
                 record["valid_loss"] = self._validation_loss(valid)
             self.history_.append(record)
+            if not epochs.disable:
+                epochs.set_postfix({k: record[k] for k in ("train_loss", "valid_loss")
+                                    if k in record}, refresh=False)
             stop = False
             for cb in self.callbacks_:
                 hook = getattr(cb, "on_epoch_end", None)
@@ -851,6 +896,17 @@ class BaseTorchEstimator(BaseTorchState):
         self._finalize_modules()
         return self
 
+    def _progress(self, iterable):
+        """A tqdm bar over ``iterable`` when ``verbose > 0``, else a disabled one.
+
+        The bar is shown whenever the user asks for it, not only on a terminal
+        (tqdm's own default hides it when stderr is not a TTY, which would
+        silence ``verbose`` in logs and some notebooks), and its final state,
+        with the last losses, stays on screen.
+        """
+        return tqdm(iterable, disable=not getattr(self, "verbose", 0),
+                    desc=type(self).__name__, leave=True)
+
     def _optimizer_step(self, optimizer, loss):
         """``zero_grad``, ``backward`` and ``step`` for an auxiliary optimisation.
 
@@ -861,6 +917,146 @@ class BaseTorchEstimator(BaseTorchState):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+
+def _softmax_rows(logits):
+    """Row-wise softmax of a numpy array of logits, in the array's precision."""
+    logits = logits - logits.max(axis=1, keepdims=True)
+    proba = np.exp(logits)
+    return proba / proba.sum(axis=1, keepdims=True)
+
+
+@_wrap_public_methods
+class TorchClassifierMixin(ClassifierMixin):
+    """``fit``, ``predict_proba`` and ``predict`` of torch classifiers on tabular rows.
+
+    Mix in before a :class:`BaseTorchEstimator` subclass whose module maps
+    ``n_features_in_`` inputs to ``_n_outputs`` logits. ``fit`` validates ``X``,
+    encodes the labels into ``classes_`` and calls
+    ``_fit_tensors(X, codes, torch.long)``; training minimises the
+    cross-entropy of the logits; predictions take the softmax of the module's
+    outputs.
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        self._n_outputs = len(self.classes_)
+        return self._fit_tensors(X, encoder.transform(y), torch.long)
+
+    def _compute_loss(self, output, target):
+        return torch.nn.functional.cross_entropy(output, target)
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return _softmax_rows(self._predict_module(X))
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+@_wrap_public_methods
+class TorchRegressorMixin(RegressorMixin):
+    """``fit`` and ``predict`` of torch regressors on tabular rows, single or multi-output.
+
+    Mix in before a :class:`BaseTorchEstimator` subclass whose module maps
+    ``n_features_in_`` inputs to ``_n_outputs`` values. ``fit`` validates
+    ``(X, y)``, reshapes ``y`` to columns (standardised per column when the class
+    sets ``_scale_targets = True``; predictions are mapped back) and calls
+    ``_fit_tensors(X, target, torch.float32)``; training minimises the squared
+    error.
+    """
+
+    #: Standardise each target column in ``fit`` and undo it in ``predict``.
+    _scale_targets = False
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the regressor.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        if np.asarray(y).dtype.kind not in "biuf":
+            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
+        self._y_ndim = y.ndim
+        target = y.reshape(len(y), -1)
+        if self._scale_targets:
+            self._y_mean = target.mean(axis=0)
+            scale = target.std(axis=0)
+            self._y_scale = np.where(scale > 0, scale, 1.0)
+            target = (target - self._y_mean) / self._y_scale
+        self._n_outputs = target.shape[1]
+        return self._fit_tensors(X, target, torch.float32)
+
+    def _compute_loss(self, output, target):
+        return torch.nn.functional.mse_loss(output, target)
+
+    def predict(self, X):
+        """Predicted targets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        out = self._predict_module(X)
+        if self._scale_targets:
+            out = out * self._y_scale + self._y_mean
+        return out.ravel() if self._y_ndim == 1 else out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
 
 def clone_module(module):

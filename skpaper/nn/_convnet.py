@@ -3,16 +3,11 @@
 import math
 from numbers import Integral
 
-from sklearn.base import ClassifierMixin
 from torch import nn
 
+from ._base import TorchClassifierMixin
 from ._laurel import LaurelSequential, with_laurel
-from ._laurel_estimators import (
-    _LAUREL_ATTRS_DOC,
-    _REFERENCES_DOC,
-    _BaseLaurelEstimator,
-    _LaurelClassifierOutputs,
-)
+from ._laurel_estimators import _LAUREL_ATTRS_DOC, _REFERENCES_DOC, _BaseLaurelEstimator
 
 __all__ = ["LaurelConvNetClassifier", "make_laurel_convnet"]
 
@@ -91,7 +86,7 @@ def make_laurel_convnet(image_shape, n_classes, width=16, n_blocks=4, variant="r
     )
 
 
-class LaurelConvNetClassifier(ClassifierMixin, _LaurelClassifierOutputs, _BaseLaurelEstimator):
+class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
     __doc__ = """Small residual CNN image classifier with LAuReL skip connections.
 
     Images arrive as flat rows (as in :func:`sklearn.datasets.load_digits`)

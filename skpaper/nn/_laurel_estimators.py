@@ -2,14 +2,11 @@
 
 from numbers import Integral, Real
 
-import numpy as np
 import torch
-from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
-from ._base import BaseTorchEstimator
+from ..utils._sklearn import Interval, StrOptions
+from ._base import BaseTorchEstimator, TorchClassifierMixin, TorchRegressorMixin
 from ._laurel import (
     _LR_INITS,
     _PA_MAPS,
@@ -19,7 +16,6 @@ from ._laurel import (
     LaurelSequential,
     with_laurel,
 )
-from ._mlp import MLPClassifier
 
 __all__ = ["LaurelMLPClassifier", "LaurelMLPRegressor", "make_laurel_mlp"]
 
@@ -102,25 +98,11 @@ class _BaseLaurelEstimator(BaseTorchEstimator):
         )
 
     def _fit_tensors(self, X, target, target_dtype):
-        self._init_torch_state()
-        self._fit_loop((self._to_tensor(X), self._to_tensor(target, target_dtype)))
+        super()._fit_tensors(X, target, target_dtype)
         residuals = [m for m in self.module_.modules() if isinstance(m, LaurelResidual)]
         self.laurel_weights_ = [m.learned_weights() for m in residuals]
         self.n_added_params_ = int(sum(p.numel() for m in residuals for p in m.parameters()))
         return self
-
-
-class _LaurelClassifierOutputs:
-    """``fit``, ``predict_proba`` and ``predict`` of the LAuReL classifiers.
-
-    They are :class:`MLPClassifier`'s own: the LAuReL estimators follow the
-    same ``_fit_tensors(X, target, dtype)`` / ``_predict_module`` protocol.
-    """
-
-    fit = MLPClassifier.fit
-    _compute_loss = MLPClassifier._compute_loss
-    predict_proba = MLPClassifier.predict_proba
-    predict = MLPClassifier.predict
 
 
 class _BaseLaurelMLP(_BaseLaurelEstimator):
@@ -222,7 +204,7 @@ _REFERENCES_DOC = """
 """
 
 
-class LaurelMLPClassifier(ClassifierMixin, _LaurelClassifierOutputs, _BaseLaurelMLP):
+class LaurelMLPClassifier(TorchClassifierMixin, _BaseLaurelMLP):
     __doc__ = """Residual MLP classifier with learned augmented residual (LAuReL) skips.
 
     Each block computes ``x_{i+1} = alpha f(x_i) + beta g(x_i, x_{i-1}, ...)``
@@ -262,7 +244,7 @@ class LaurelMLPClassifier(ClassifierMixin, _LaurelClassifierOutputs, _BaseLaurel
     """
 
 
-class LaurelMLPRegressor(RegressorMixin, _BaseLaurelMLP):
+class LaurelMLPRegressor(TorchRegressorMixin, _BaseLaurelMLP):
     __doc__ = """Residual MLP regressor with learned augmented residual (LAuReL) skips.
 
     The network of :class:`LaurelMLPClassifier` trained with the squared
@@ -293,50 +275,4 @@ class LaurelMLPRegressor(RegressorMixin, _BaseLaurelMLP):
     True
     """
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the regressor.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-
-        Returns
-        -------
-        self : object
-        """
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
-        if np.asarray(y).dtype.kind not in "biuf":
-            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
-        self._y_ndim = y.ndim
-        target = y.reshape(len(y), -1)
-        self._y_mean = target.mean(axis=0)
-        scale = target.std(axis=0)
-        self._y_scale = np.where(scale > 0, scale, 1.0)
-        self._n_outputs = target.shape[1]
-        return self._fit_tensors(X, (target - self._y_mean) / self._y_scale, torch.float32)
-
-    def _compute_loss(self, output, target):
-        return nn.functional.mse_loss(output, target)
-
-    def predict(self, X):
-        """Predicted targets.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        out = self._predict_module(X) * self._y_scale + self._y_mean
-        return out.ravel() if self._y_ndim == 1 else out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
+    _scale_targets = True

@@ -4,14 +4,10 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
-from ._base import BaseTorchEstimator, EarlyStopping
+from ..utils._sklearn import Interval, StrOptions
+from ._base import BaseTorchEstimator, EarlyStopping, TorchClassifierMixin, TorchRegressorMixin
 
 __all__ = ["MLPClassifier", "MLPRegressor", "make_mlp"]
 
@@ -32,11 +28,19 @@ def make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation="relu"):
     -------
     module : torch.nn.Sequential
     """
-    layers, width = [], n_inputs
+    return _make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation)
+
+
+def _make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation, norm=None):
+    # Hidden layers are Linear -> [norm(width)] -> activation, then a Linear head.
+    layers, width = [], int(n_inputs)
     for size in hidden_layer_sizes:
-        layers += [nn.Linear(width, int(size)), _ACTIVATIONS[activation]()]
+        layers.append(nn.Linear(width, int(size)))
+        if norm is not None:
+            layers.append(norm(int(size)))
+        layers.append(_ACTIVATIONS[activation]())
         width = int(size)
-    layers.append(nn.Linear(width, n_outputs))
+    layers.append(nn.Linear(width, int(n_outputs)))
     return nn.Sequential(*layers)
 
 
@@ -98,16 +102,14 @@ class _BaseMLP(BaseTorchEstimator):
 
     def _fit_tensors(self, X, target, target_dtype):
         self._check_hidden_layer_sizes()
-        self._init_torch_state()
-        self._fit_loop((self._to_tensor(X), self._to_tensor(target, target_dtype)))
-        return self
+        return super()._fit_tensors(X, target, target_dtype)
 
     def _extra_callbacks(self):
         # sklearn-style stopping rule on the training loss, after the user's callbacks.
         return [EarlyStopping("train_loss", self.n_iter_no_change, self.tol)]
 
 
-class MLPClassifier(ClassifierMixin, _BaseMLP):
+class MLPClassifier(TorchClassifierMixin, _BaseMLP):
     """Multi-layer perceptron classifier trained with Adam in torch.
 
     The reference torch estimator of skpaper: it shows the base class at work
@@ -159,63 +161,8 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
     True
     """
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the classifier.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : object
-        """
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        self._n_outputs = len(self.classes_)
-        return self._fit_tensors(X, encoder.transform(y), torch.long)
-
-    def _compute_loss(self, output, target):
-        return nn.functional.cross_entropy(output, target)
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        logits = self._predict_module(X)
-        logits -= logits.max(axis=1, keepdims=True)
-        proba = np.exp(logits)
-        return proba / proba.sum(axis=1, keepdims=True)
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
-
-class MLPRegressor(RegressorMixin, _BaseMLP):
+class MLPRegressor(TorchRegressorMixin, _BaseMLP):
     """Multi-layer perceptron regressor trained with Adam in torch.
 
     Parameters
@@ -258,48 +205,3 @@ class MLPRegressor(RegressorMixin, _BaseMLP):
     >>> bool(reg.score(X, y) > 0.9)
     True
     """
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the regressor.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-
-        Returns
-        -------
-        self : object
-        """
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
-        if np.asarray(y).dtype.kind not in "biuf":
-            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
-        self._y_ndim = y.ndim
-        target = y.reshape(len(y), -1)
-        self._n_outputs = target.shape[1]
-        return self._fit_tensors(X, target, torch.float32)
-
-    def _compute_loss(self, output, target):
-        return nn.functional.mse_loss(output, target)
-
-    def predict(self, X):
-        """Predicted targets.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        out = self._predict_module(X)
-        return out.ravel() if self._y_ndim == 1 else out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags

@@ -269,3 +269,24 @@ def test_norm_mlp_classifier_learns_digits_with_both_norms(data, sources):
         NormMLPClassifier(norm="batch").fit(X[:1], y[:1])
     with pytest.raises(ValueError, match="norm must be one of"):
         make_norm_mlp(4, (4,), 2, norm="group")
+
+
+def test_adapter_is_torch_state_without_a_training_loop_and_source_honours_verbose(data,
+                                                                                  capsys):
+    from skpaper.nn import BaseTorchEstimator, BaseTorchState
+
+    X, y, _ = data
+    # The adapter holds a torch module but does not train by epochs: no loop, no
+    # epoch parameters; its source is trained by the base loop of its own class.
+    assert issubclass(TestTimeAdapter, BaseTorchState)
+    assert not issubclass(TestTimeAdapter, BaseTorchEstimator)
+    assert "max_epochs" not in TestTimeAdapter().get_params()
+    assert isinstance(NormMLPClassifier(), MLPClassifier)
+    source = NormMLPClassifier(hidden_layer_sizes=(8,), max_epochs=3, device="cpu",
+                               random_state=0, verbose=1)
+    TestTimeAdapter(source, batch_size=100, device="cpu", random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    assert "NormMLPClassifier" in err and "3/3" in err
+    TestTimeAdapter(source.set_params(verbose=0), batch_size=100, device="cpu",
+                    random_state=0).fit(X, y)
+    assert capsys.readouterr().err == ""

@@ -325,3 +325,112 @@ def test_inputs_beyond_float32_are_rejected_before_training():
     # A float64 network answers such inputs with finite values.
     wide = MLPRegressor(random_state=0, inference_dtype="float64", **SMALL).fit(X, y)
     assert np.all(np.isfinite(wide.predict(X * 1e300)))
+
+
+def _small(name):
+    import skpaper.nn
+
+    laurel = dict(n_blocks=1, width=8, rank=2, device="cpu", max_epochs=3)
+    mlp = {**SMALL, "max_epochs": 3}
+    params = {"MLPClassifier": mlp, "MLPRegressor": mlp, "LaurelMLPClassifier": laurel,
+              "LaurelMLPRegressor": laurel, "LaurelConvNetClassifier": {**laurel, "width": 4}}
+    return getattr(skpaper.nn, name)(random_state=0, **params[name])
+
+
+@pytest.mark.parametrize("name", ["MLPClassifier", "MLPRegressor", "LaurelMLPClassifier",
+                                  "LaurelMLPRegressor", "LaurelConvNetClassifier"])
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_verbose_shows_progress_even_off_a_terminal(clf_data, capsys, name, verbose):
+    # Under pytest stderr is not a TTY: the bar must still show when asked for.
+    X, y = clf_data
+    X = X[:, :4]  # a 2 x 2 image for the convnet
+    _small(name).set_params(verbose=verbose).fit(X, y)
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    if verbose:
+        assert name in captured.err and "3/3" in captured.err and "train_loss" in captured.err
+    else:
+        assert captured.err == ""
+
+
+def test_validation_split_with_restore_best_returns_the_best_validation_epoch(clf_data):
+    from skpaper.nn import ValidationSplit
+
+    X, y = clf_data
+
+    class Snapshots(Callback):
+        def on_train_begin(self, estimator):
+            self.states = []
+
+        def on_epoch_end(self, estimator, record):
+            self.states.append(copy.deepcopy(estimator.module_.state_dict()))
+
+    clf = MLPClassifier(random_state=0, callbacks=[
+        ValidationSplit(0.3), EarlyStopping("valid_loss", patience=3, restore_best=True),
+        Snapshots()], **{**SMALL, "lr": 0.3, "max_epochs": 40, "n_iter_no_change": 1000}
+    ).fit(X, y)
+    valid = [r["valid_loss"] for r in clf.history_]
+    best = int(np.argmin(valid))
+    assert best != len(valid) - 1  # a large learning rate: the last epoch is not the best
+    state = clf.callbacks_[2].states[best]
+    for key, value in clf.module_.state_dict().items():
+        np.testing.assert_allclose(value.numpy(), state[key].double().numpy(), rtol=1e-6)
+    # The weight copy is dropped once loaded.
+    assert clf.callbacks_[1]._checkpoint is None
+
+
+class _NoisyRegressor(MLPRegressor):
+    """An MLP whose loss draws input noise from the estimator's generator and torch's RNG."""
+
+    def _get_loss(self, batch):
+        inputs, target = batch
+        noise = torch.randn(inputs.shape, generator=self._generator) + torch.randn(inputs.shape)
+        return self._compute_loss(self.module_(inputs + 0.1 * noise), target)
+
+
+def test_validation_loss_draws_from_its_own_reseeded_streams():
+    X, y = make_regression(n_samples=64, n_features=4, random_state=0)
+    est = _NoisyRegressor(random_state=0, inference_dtype="float32", **SMALL).fit(X, y)
+    valid = (est._to_tensor(X[:20]), est._to_tensor(y[:20, None]))
+    generator_state = est._generator.get_state()
+    global_state = torch.random.get_rng_state()
+    first, second = est._validation_loss(valid), est._validation_loss(valid)
+    assert first == second  # the same draws at every epoch: values differ only by weights
+    assert torch.equal(est._generator.get_state(), generator_state)
+    assert torch.equal(torch.random.get_rng_state(), global_state)
+
+
+def test_fitted_estimator_with_every_callback_pickles_and_refits_identically(clf_data):
+    from skpaper.nn import (Checkpoint, GradNormClipping, HalveOnPlateau, LRScheduler,
+                            ValidationSplit)
+
+    X, y = clf_data
+    callbacks = [ValidationSplit(0.2), EarlyStopping("valid_loss", patience=3, restore_best=True),
+                 LRScheduler("StepLR", step_size=5, gamma=0.5), GradNormClipping(5.0),
+                 HalveOnPlateau("valid_loss", patience=4), Checkpoint("valid_loss")]
+    given = copy.deepcopy(callbacks)
+    clf = MLPClassifier(random_state=0, callbacks=callbacks, **SMALL).fit(X, y)
+    # The parameter is left exactly as given: no fitted state lands on the user's objects.
+    assert [vars(cb) for cb in clf.callbacks] == [vars(cb) for cb in given]
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
+    assert [type(cb) for cb in restored.callbacks_] == [type(cb) for cb in clf.callbacks_]
+    assert restored.callbacks_[-2].best_epoch_ == clf.callbacks_[-2].best_epoch_
+    again = clone(restored).fit(X, y)
+    assert again.history_ == clf.history_
+    np.testing.assert_array_equal(again.predict_proba(X), clf.predict_proba(X))
+
+
+def test_shared_mixins_give_every_public_method_a_local_rng():
+    from skpaper.nn import LaurelConvNetClassifier, LaurelMLPClassifier, LaurelMLPRegressor
+    from skpaper.nn._base import BaseTorchEstimator, TorchClassifierMixin, TorchRegressorMixin
+
+    for cls, mixin in [(MLPClassifier, TorchClassifierMixin),
+                       (LaurelMLPClassifier, TorchClassifierMixin),
+                       (LaurelConvNetClassifier, TorchClassifierMixin),
+                       (MLPRegressor, TorchRegressorMixin),
+                       (LaurelMLPRegressor, TorchRegressorMixin)]:
+        assert issubclass(cls, mixin) and issubclass(cls, BaseTorchEstimator)
+        for name in ("fit", "predict") + (("predict_proba",) if mixin is TorchClassifierMixin
+                                          else ()):
+            assert getattr(getattr(cls, name), "_skpaper_local_rng", False), (cls, name)
