@@ -61,6 +61,30 @@ def _check_magnitude(*arrays):
                              f"float64 in gradient descent; rescale {name}.")
 
 
+def _check_training_data(estimator, X, y):
+    """Validated float64 ``(X, y)`` of a regression fit of the gradient-descent networks."""
+    X, y = validate_data(estimator, X, y, dtype=np.float64, y_numeric=True)
+    if np.asarray(y).dtype.kind not in "biuf":
+        raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
+    _check_magnitude(X, y)
+    return X, y
+
+
+def _check_inference_data(estimator, X):
+    """Validated float64 ``X`` for a fitted network (``predict``)."""
+    check_is_fitted(estimator)
+    X = validate_data(estimator, X, reset=False, dtype=np.float64)
+    _check_magnitude(X)
+    return X
+
+
+def _set_population_width(estimator, n_features):
+    """Input width of a fit on a population loss: no data, so no feature names."""
+    if hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.n_features_in_ = int(n_features)
+
+
 class _TransferableNetwork:
     """What :class:`TransferRegressor` needs from a source network.
 
@@ -303,10 +327,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        if np.asarray(y).dtype.kind not in "biuf":
-            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
-        _check_magnitude(X, y)
+        X, y = _check_training_data(self, X, y)
         return self._train(_Quadratic(X=X, y=y), self._init_coefs(X.shape[1]))
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -330,10 +351,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"beta must be a 1-d array of shape (n_features,), got shape {beta.shape}."
             )
-        for attr in ("feature_names_in_",):
-            if hasattr(self, attr):
-                delattr(self, attr)
-        self.n_features_in_ = beta.shape[0]
+        _set_population_width(self, beta.shape[0])
         return self._train(_Quadratic(beta=beta), self._init_coefs(beta.shape[0]))
 
     def _init_coefs(self, d):
@@ -399,10 +417,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        _check_magnitude(X)
-        return self._predict_array(X)
+        return self._predict_array(_check_inference_data(self, X))
 
     def _predict_array(self, X):
         return X @ self.coef_

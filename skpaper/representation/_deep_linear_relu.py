@@ -11,13 +11,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from ..datasets._representation import relu_teacher_kernel
-from ..utils._sklearn import Interval, _fit_context, validate_data
+from ..utils._sklearn import Interval, _fit_context
 from ._deep_linear import (
     _GD_PARAMETER_CONSTRAINTS,
-    _check_magnitude,
+    _check_inference_data,
+    _check_training_data,
+    _set_population_width,
     _TransferableNetwork,
     auto_feature_rank,
 )
@@ -242,10 +243,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        if np.asarray(y).dtype.kind not in "biuf":
-            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
-        _check_magnitude(X, y)
+        X, y = _check_training_data(self, X, y)
         return self._train(*self._init_weights(X.shape[1]), _EmpiricalLoss(X, y))
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -274,9 +272,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
                 f"teacher_coef must have shape ({V.shape[0]},) to match teacher_weights, "
                 f"got {a.shape}."
             )
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        self.n_features_in_ = V.shape[1]
+        _set_population_width(self, V.shape[1])
         return self._train(*self._init_weights(V.shape[1]), _PopulationLoss(V, a))
 
     def _init_weights(self, d):
@@ -318,10 +314,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        _check_magnitude(X)
-        return self._predict_array(X)
+        return self._predict_array(_check_inference_data(self, X))
 
     def _predict_array(self, X):
         return self._hidden(X) @ self.output_weights_

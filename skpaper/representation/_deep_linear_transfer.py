@@ -3,14 +3,18 @@
 import copy
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
-from ._deep_linear import _check_magnitude, _TransferableNetwork, solve_readout
+from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
+from ._deep_linear import (
+    _check_inference_data,
+    _check_training_data,
+    _TransferableNetwork,
+    solve_readout,
+)
 
 __all__ = ["TransferRegressor"]
 
@@ -125,10 +129,7 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        if np.asarray(y).dtype.kind not in "biuf":
-            raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
-        _check_magnitude(X, y)
+        X, y = _check_training_data(self, X, y)
         source = _unwrap(self.source)
         if not isinstance(source, _TransferableNetwork):
             raise TypeError(
@@ -174,7 +175,4 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        _check_magnitude(X)
-        return self.estimator_._predict_array(X)
+        return self.estimator_._predict_array(_check_inference_data(self, X))

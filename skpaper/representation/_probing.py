@@ -22,7 +22,7 @@ from ._probing_cv import (
     ProbeSearchCV,
     check_binary_target,
     cv_mean_score,
-    resolve_cv,
+    validation_splits,
 )
 from ._sae import SparseAutoencoder
 
@@ -478,7 +478,7 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
             score = getattr(fitted, "best_score_", None) if self.scoring == "roc_auc" else None
             if score is None:
                 if splits is None:
-                    splits = list(resolve_cv(self.cv, y).split(X, y)) if len(y) >= 4 else []
+                    splits = validation_splits(self.cv, X, y)
                 score = (cv_mean_score(est, X, y, splits, self.scoring) if splits
                          else float("nan"))
             self.estimators_[name] = fitted

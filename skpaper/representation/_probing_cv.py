@@ -149,6 +149,11 @@ def resolve_cv(cv, y):
     return check_cv(cv, y, classifier=True)
 
 
+def validation_splits(cv, X, y):
+    """The folds of :func:`resolve_cv` on ``(X, y)``; none below four samples."""
+    return list(resolve_cv(cv, y).split(X, y)) if len(y) >= 4 else []
+
+
 def fold_score(estimator, X, y, train, val, scorer, is_auc):
     """Score of a clone of ``estimator`` fitted on ``train``, evaluated on ``val``.
 
@@ -351,7 +356,7 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         """
         X, y = validate_data(self, X, y)
         self.classes_ = check_binary_target(y)
-        splits = list(resolve_cv(self.cv, y).split(X, y)) if X.shape[0] >= 4 else []
+        splits = validation_splits(self.cv, X, y)
         min_train = min((len(tr) for tr, _ in splits), default=X.shape[0])
         candidates = self._candidates(X.shape[0], X.shape[1], min_train)
         if splits:

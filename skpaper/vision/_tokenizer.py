@@ -379,6 +379,12 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         size = max(int(self.batch_size), 1024)
         return [slice(start, start + size) for start in range(0, n, size)]
 
+    @torch.no_grad()
+    def _map_images(self, X, fn):
+        """``fn`` applied to the images of ``X`` in batches, concatenated on the CPU."""
+        return torch.cat([fn(self._images_tensor(X[sl])).cpu()
+                          for sl in self._batches(X.shape[0])])
+
     def encode_continuous(self, X):
         """Pre-quantization tokens ``z = E(x)``.
 
@@ -390,12 +396,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         -------
         Z : ndarray of shape (n_samples, n_tokens, token_dim)
         """
-        X = self._check_images(X)
-        out = []
-        with torch.no_grad():
-            for sl in self._batches(X.shape[0]):
-                out.append(self.encode_tensor(self._images_tensor(X[sl])).cpu())
-        return torch.cat(out).double().numpy()
+        return self._map_images(self._check_images(X), self.encode_tensor).double().numpy()
 
     def transform(self, X):
         """Code ids of the quantized tokens.
@@ -409,12 +410,9 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         codes : ndarray of shape (n_samples, n_tokens), dtype int64
         """
         X = self._check_images(X)
-        out = []
-        with torch.no_grad():
-            for sl in self._batches(X.shape[0]):
-                z = self.encode_tensor(self._images_tensor(X[sl]))
-                out.append(self.module_.quantizer.lookup(z).cpu())
-        return torch.cat(out).numpy().astype(np.int64)
+        lookup = self.module_.quantizer.lookup
+        return self._map_images(X, lambda im: lookup(self.encode_tensor(im))).numpy().astype(
+            np.int64)
 
     def inverse_transform(self, X):
         """Decode code ids (or continuous tokens) into images.

@@ -11,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
+from skpaper.nn import Callback, LRScheduler
 from skpaper.representation import MaskedAutoencoderViT, MicroscopyMAE, fourier_loss, mae_loss
 
 
@@ -146,6 +147,37 @@ def test_microscopy_mae_trains_seeded_and_pickles(fitted, digits):
     trimmed = pickle.loads(pickle.dumps(fitted.trim(2)))
     np.testing.assert_allclose(trimmed.transform(X[:20]), fitted.transform(X[:20], block=2))
     assert np.isfinite(fitted.score(X[:40]))
+
+
+class _StepLR(Callback):
+    """Callback recording the learning rate of every optimizer step."""
+
+    def on_train_begin(self, est):
+        self.lrs = []
+
+    def on_batch_begin(self, est, batch):
+        self.lrs.append(est.optimizer_.param_groups[0]["lr"])
+
+
+def test_microscopy_mae_one_cycle_schedule_steps_per_batch(digits):
+    X, _ = digits
+    mae = MicroscopyMAE(image_shape=(1, 8, 8), patch_size=2, embed_dim=8, depth=1, n_heads=2,
+                        decoder_dim=8, decoder_heads=2, max_epochs=2, batch_size=48, lr=1e-2,
+                        warmup_fraction=0.3, random_state=0, device="cpu",
+                        callbacks=[_StepLR()]).fit(X)
+    total, warmup = 10, 3  # 240 rows in batches of 48, two epochs; round(0.3 * 10)
+    expected = [1e-2 * (s + 1) / warmup if s < warmup
+                else 1e-2 * 0.5 * (1 + np.cos(np.pi * (s - warmup) / (total - warmup)))
+                for s in range(total)]
+    np.testing.assert_allclose(mae.callbacks_[0].lrs, expected, rtol=1e-12)
+    # The record keeps the rate reached after each epoch's last step.
+    for epoch, record in enumerate(mae.history_, start=1):
+        step = 5 * epoch - warmup
+        assert record["lr"] == pytest.approx(
+            1e-2 * 0.5 * (1 + np.cos(np.pi * step / (total - warmup))), abs=1e-15)
+    assert isinstance(mae.callbacks_[-1], LRScheduler) and mae.callbacks_[-1].scheduler_ is None
+    assert mae.callbacks_[0] is not mae.callbacks[0] and not hasattr(mae.callbacks[0], "lrs")
+    pickle.loads(pickle.dumps(mae))
 
 
 def test_microscopy_mae_fourier_form_changes_the_training_loss(digits):
