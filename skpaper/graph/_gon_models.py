@@ -177,18 +177,20 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
     def _constraint_loss(self, positions, v, epoch):
         return v.new_zeros(())
 
-    def _train_epoch(self, tensors, optimizer):
-        graph, train_ids, target = tensors
-        self.module_.train()
-        optimizer.zero_grad()
+    def _train_batches(self, tensors, shuffle=True):
+        """One full-graph batch per epoch: ``(train_ids, target, graph)``."""
+        yield tensors
+
+    def _get_loss(self, batch):
+        train_ids, target, graph = batch
         logits, positions, v = self.module_(graph)
         nll = nn.functional.cross_entropy(logits[train_ids], target)
         con = self._constraint_loss(positions, v, len(self.history_))
-        loss = nll + con
-        loss.backward()
-        optimizer.step()
-        return {"train_loss": float(loss.detach()), "nll": float(nll.detach()),
-                "constraint_loss": float(con.detach())}
+        return {"loss": nll + con, "weight": 1.0, "nll": nll, "constraint_loss": con}
+
+    def _split_tensors(self, tensors, rows):
+        raise ValueError(f"{type(self).__name__} does not support ValidationSplit: it trains "
+                         "on the whole graph at once; hold out node ids from X instead.")
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -218,7 +220,7 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
         self._train_codes = encoder.transform(y)
         graph = self._graph_tensors()
         target = torch.as_tensor(self._train_codes, dtype=torch.long, device=self.device_)
-        self._fit_loop((graph, torch.as_tensor(ids, device=self.device_), target))
+        self._fit_loop((torch.as_tensor(ids, device=self.device_), target, graph))
         del self._pair_rng
         return self
 

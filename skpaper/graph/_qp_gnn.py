@@ -138,26 +138,32 @@ class _BaseQPGNN(BaseTorchEstimator):
     def _batch(self, graphs, dtype=torch.float32):
         return QPGraphEncoder.collate(graphs, device=self.device_, dtype=dtype)
 
-    def _train_epoch(self, tensors, optimizer):
+    def _train_batches(self, tensors, shuffle=True):
+        """Yield ``(collated graphs, targets)`` batches of QP instances.
+
+        When one batch holds every instance (``batch_size >= n``), training
+        collates the graphs once per fit and draws no shuffling order.
+        """
         graphs, target = tensors
-        self.module_.train()
-        total = 0.0
-        full_batch = int(self.batch_size) >= len(graphs)
-        for idx in ([np.arange(len(graphs))] if full_batch else self._iter_batches(len(graphs))):
+        if shuffle and int(self.batch_size) >= len(graphs):
+            if self._full_batch is None:
+                self._full_batch = self._batch(graphs)
+            yield self._full_batch, self._select(target, np.arange(len(graphs)))
+            return
+        for idx in self._iter_batches(len(graphs), shuffle=shuffle):
             idx = np.asarray(idx)
-            if full_batch:
-                # Full-batch training: collate once per fit, not once per step.
-                if self._full_batch is None:
-                    self._full_batch = self._batch(graphs)
-                batch = self._full_batch
-            else:
-                batch = self._batch([graphs[i] for i in idx])
-            optimizer.zero_grad()
-            loss = self._compute_loss(self.module_(batch), self._select(target, idx), batch)
-            loss.backward()
-            optimizer.step()
-            total += float(loss.detach()) * len(idx)
-        return {"train_loss": total / len(graphs)}
+            yield self._batch([graphs[i] for i in idx]), self._select(target, idx)
+
+    def _get_loss(self, batch):
+        graph, target = batch
+        loss = self._compute_loss(self.module_(graph), target, graph)
+        return {"loss": loss, "weight": graph["n_graphs"]}
+
+    def _split_tensors(self, tensors, rows):
+        graphs, target = tensors
+        if isinstance(target, list):
+            return [graphs[i] for i in rows], [target[i] for i in rows]
+        return [graphs[i] for i in rows], target[torch.as_tensor(rows, device=target.device)]
 
     def _start_fit(self, X):
         rng = self._init_torch_state()

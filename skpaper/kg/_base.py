@@ -134,29 +134,22 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
     def _n_relation_rows(self):
         return 2 * self.n_relations_ if self.reciprocal else self.n_relations_
 
-    def _train_epoch(self, tensors, optimizer):
-        (facts,) = tensors
+    def _get_loss(self, batch):
+        """1-vs-all cross-entropy (recorded as ``train_loss``) plus the N3 and time penalties."""
+        (facts,) = batch
         module = self.module_
-        module.train()
-        cross_entropy = nn.CrossEntropyLoss()
-        total = 0.0
-        for idx in self._iter_batches(facts.shape[0]):
-            batch = facts[idx.to(facts.device)]
-            s, r, o, t = batch.unbind(1)
-            optimizer.zero_grad()
-            q, rel_factors = module.query(s, r, t)
-            loss_fit = cross_entropy(q @ module.entity.t(), o)
-            if not self.reciprocal:
-                q_head, _ = module.query(o, r, t, inverse=True)
-                loss_fit = 0.5 * (loss_fit + cross_entropy(q_head @ module.entity.t(), s))
-            # N3 on the modulus of every complex/quaternion coordinate.
-            factors = [module.entity_sq_moduli(s), *rel_factors, module.entity_sq_moduli(o)]
-            loss_reg = self.emb_reg * sum(f.pow(1.5).sum() for f in factors) / batch.shape[0]
-            loss = loss_fit + loss_reg + self.time_reg * module.temporal_smoothness()
-            loss.backward()
-            optimizer.step()
-            total += float(loss_fit.detach()) * batch.shape[0]
-        return {"train_loss": total / facts.shape[0]}
+        s, r, o, t = facts.unbind(1)
+        q, rel_factors = module.query(s, r, t)
+        loss_fit = nn.functional.cross_entropy(q @ module.entity.t(), o)
+        if not self.reciprocal:
+            q_head, _ = module.query(o, r, t, inverse=True)
+            loss_fit = 0.5 * (loss_fit + nn.functional.cross_entropy(q_head @ module.entity.t(),
+                                                                     s))
+        # N3 on the modulus of every complex/quaternion coordinate.
+        factors = [module.entity_sq_moduli(s), *rel_factors, module.entity_sq_moduli(o)]
+        loss_reg = self.emb_reg * sum(f.pow(1.5).sum() for f in factors) / facts.shape[0]
+        loss = loss_fit + loss_reg + self.time_reg * module.temporal_smoothness()
+        return {"loss": loss, "train_loss": loss_fit}
 
     # ---------------------------------------------------------------- fitting
     @_fit_context(prefer_skip_nested_validation=True)

@@ -7,7 +7,7 @@ import torch
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
-from ..nn._base import BaseTorchEstimator
+from ..nn._base import BaseTorchEstimator, _derive_seed
 from ..utils._sklearn import Interval, StrOptions
 from ._backbones import make_backbone
 
@@ -87,6 +87,18 @@ def _rotate_tensor(X, R):
     return torch.cat(parts, dim=-1)
 
 
+def _check_channels(estimator, X, reset):
+    """Checked clouds ``X`` with the channels per point of the fit (or set them, with ``reset``)."""
+    channels = X.shape[-1]
+    if reset:
+        estimator.n_features_in_ = channels
+    elif channels != estimator.n_features_in_:
+        raise ValueError(f"X has {channels} channels per point, but "
+                         f"{type(estimator).__name__} was fitted with "
+                         f"{estimator.n_features_in_}.")
+    return X
+
+
 def _cloud_tags(tags):
     """Tags of estimators taking (n, n_points, 3 or 6) clouds and an optional target."""
     tags.input_tags.two_d_array = False
@@ -143,18 +155,26 @@ class _BaseCloudNet(BaseTorchEstimator):
 
     _n_outputs = 9
 
+    def __init__(self, *, backbone, n_points, use_normals, n_votes, embed_dim, k_neighbors,
+                 dropout, max_epochs, batch_size, lr, device, random_state, verbose, callbacks,
+                 inference_dtype):
+        super().__init__(max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
+                         random_state=random_state, verbose=verbose, callbacks=callbacks,
+                         inference_dtype=inference_dtype)
+        self.backbone = backbone
+        self.n_points = n_points
+        self.use_normals = use_normals
+        self.n_votes = n_votes
+        self.embed_dim = embed_dim
+        self.k_neighbors = k_neighbors
+        self.dropout = dropout
+
     def _validate_clouds(self, X, reset):
         X = check_point_clouds(X)
-        channels = X.shape[-1]
-        if reset:
-            if self.use_normals and channels != 6:
-                raise ValueError(f"use_normals=True needs X with 6 channels (points and "
-                                 f"normals), got {channels}.")
-            self.n_features_in_ = channels
-        elif channels != self.n_features_in_:
-            raise ValueError(f"X has {channels} channels per point, but "
-                             f"{type(self).__name__} was fitted with {self.n_features_in_}.")
-        return X
+        if reset and self.use_normals and X.shape[-1] != 6:
+            raise ValueError(f"use_normals=True needs X with 6 channels (points and "
+                             f"normals), got {X.shape[-1]}.")
+        return _check_channels(self, X, reset)
 
     @property
     def _in_channels(self):
@@ -165,9 +185,15 @@ class _BaseCloudNet(BaseTorchEstimator):
                              self.embed_dim, self.k_neighbors, self.dropout)
 
     def _start_fit(self):
+        """Derive the fit's seeds; training augmentations draw from ``_train_rng``."""
         rng = self._init_torch_state()
         self._vote_seed = int(rng.randint(2**31 - 1))
-        return np.random.RandomState(rng.randint(2**31 - 1))
+        self._train_rng = np.random.RandomState(rng.randint(2**31 - 1))
+
+    def _fit_clouds(self, X, y):
+        """Run the training loop on checked clouds ``X`` and target tensor ``y`` (or None)."""
+        X = self._to_tensor(X)
+        return self._fit_loop((X, y, torch.arange(len(X), device=X.device)))
 
     def _train_points(self, Xb):
         """Random subset of ``n_points`` points for a training batch."""
@@ -183,14 +209,42 @@ class _BaseCloudNet(BaseTorchEstimator):
             X = X[:, np.unique(np.linspace(0, P - 1, self.n_points).round().astype(int))]
         return X[..., : self._in_channels]
 
-    def _step(self, optimizer, loss):
-        optimizer.zero_grad()
-        loss.backward()
+    def _augment(self, Xb, rng):
+        """Randomly transformed batch and its training target (self-supervised fits)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _augment.")
+
+    def _train_batches(self, tensors, shuffle=True):
+        """Yield ``(clouds, targets, rows)`` batches: ``rows`` index the fit's clouds.
+
+        A training batch takes a random subset of points (from the torch
+        generator) and then, without targets, draws its augmentation from
+        ``_train_rng`` (:meth:`_augment`). The validation pass (``shuffle=False``)
+        takes the prediction subset of points and augmentations from a seed of
+        its own, so it sees the same clouds every epoch and leaves the training
+        draws unchanged.
+        """
+        X, y, rows = tensors
+        rng = (self._train_rng if shuffle
+               else np.random.RandomState(_derive_seed(self._vote_seed, 1)))
+        for idx in self._iter_batches(X.shape[0], shuffle=shuffle):
+            idx = idx.to(X.device)
+            Xb = self._train_points(X[idx]) if shuffle else self._eval_points(X[idx])
+            if y is None:
+                Xb, target = self._augment(Xb, rng)
+            else:
+                target = y[idx]
+            yield Xb, target, rows[idx]
+
+    def _split_tensors(self, tensors, rows):
+        X, y, row_ids = tensors
+        index = torch.as_tensor(rows, device=X.device)
+        return X[index], None if y is None else y[index], row_ids[index]
+
+    def _process_gradients(self):
         for p in self.module_.parameters():
             if p.grad is not None:
                 # The official trainer zeroes NaN gradients (Procrustes near singular M).
                 torch.nan_to_num_(p.grad, nan=0.0, posinf=0.0, neginf=0.0)
-        optimizer.step()
 
     def _forward_numpy(self, X):
         """Network outputs on already selected points, as float64 numpy."""

@@ -204,19 +204,14 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
                  embed_dim=128, k_neighbors=20, dropout=0.0, max_epochs=100,
                  batch_size=32, lr=1e-3, device="auto", random_state=None, verbose=0,
                  callbacks=None, inference_dtype="float32"):
-        super().__init__(max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
-                         random_state=random_state, verbose=verbose, callbacks=callbacks,
-                         inference_dtype=inference_dtype)
-        self.backbone = backbone
-        self.n_points = n_points
-        self.use_normals = use_normals
+        super().__init__(backbone=backbone, n_points=n_points, use_normals=use_normals,
+                         n_votes=n_votes, embed_dim=embed_dim, k_neighbors=k_neighbors,
+                         dropout=dropout, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
+                         device=device, random_state=random_state, verbose=verbose,
+                         callbacks=callbacks, inference_dtype=inference_dtype)
         self.noise_deg = noise_deg
-        self.n_votes = n_votes
         self.forward_correction = forward_correction
         self.confusion_temperature = confusion_temperature
-        self.embed_dim = embed_dim
-        self.k_neighbors = k_neighbors
-        self.dropout = dropout
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -239,16 +234,14 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         if y is not None:
             y = _check_flip_labels(y, len(X))
         self.classes_ = np.arange(N_FLIPS)
-        self._train_rng = self._start_fit()
+        self._start_fit()
         self.confusion_distances_ = None
         if self.forward_correction:
             # Distances of the canonical shapes (a labelled cloud is X_c G[y]^T).
             canonical = X if y is None else apply_rotation(X, np.swapaxes(
                 octahedral_group()[y], 1, 2))
             self.confusion_distances_ = flip_confusion_distances(canonical)
-        X_t = self._to_tensor(X)
-        y_t = None if y is None else torch.as_tensor(y, device=self.device_)
-        return self._fit_loop((X_t, y_t))
+        return self._fit_clouds(X, None if y is None else torch.as_tensor(y, device=self.device_))
 
     def _loss(self, logits, labels, idx):
         if not self.forward_correction:
@@ -264,26 +257,17 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         log_p = torch.log_softmax(logits, dim=1)
         return -torch.logsumexp(log_c + log_p, dim=1).mean()
 
-    def _train_epoch(self, tensors, optimizer):
-        X, y = tensors
-        self.module_.train()
-        G = torch.as_tensor(octahedral_group(), dtype=X.dtype, device=X.device)
-        total = 0.0
-        for idx in self._iter_batches(X.shape[0]):
-            idx = idx.to(X.device)
-            Xb = self._train_points(X[idx])
-            if y is None:
-                rng = self._train_rng
-                noise = torch.as_tensor(random_small_rotations(len(idx), self.noise_deg, rng),
-                                        dtype=X.dtype, device=X.device)
-                labels = torch.as_tensor(rng.randint(N_FLIPS, size=len(idx)), device=X.device)
-                Xb = _rotate_tensor(Xb, G[labels] @ noise)
-            else:
-                labels = y[idx]
-            loss = self._loss(self.module_(Xb), labels, idx)
-            self._step(optimizer, loss)
-            total += float(loss.detach()) * len(idx)
-        return {"train_loss": total / X.shape[0]}
+    def _augment(self, Xb, rng):
+        """A random perturbation of at most ``noise_deg``, then a uniform random flip g."""
+        noise = torch.as_tensor(random_small_rotations(len(Xb), self.noise_deg, rng),
+                                dtype=Xb.dtype, device=Xb.device)
+        labels = torch.as_tensor(rng.randint(N_FLIPS, size=len(Xb)), device=Xb.device)
+        G = torch.as_tensor(octahedral_group(), dtype=Xb.dtype, device=Xb.device)
+        return _rotate_tensor(Xb, G[labels] @ noise), labels
+
+    def _get_loss(self, batch):
+        Xb, labels, rows = batch
+        return self._loss(self.module_(Xb), labels, rows)
 
     def _vote_flips(self):
         if int(self.n_votes) == 1:

@@ -12,6 +12,7 @@ from ._base import (
     _BASE_PARAMS_DOC,
     _SHARED_PARAMS_DOC,
     _BaseCloudNet,
+    _check_channels,
     _cloud_tags,
     _rotate_tensor,
     apply_rotation,
@@ -186,17 +187,12 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
                  up_threshold_deg=10.0, max_epochs=100, batch_size=32, lr=1e-3,
                  device="auto", random_state=None, verbose=0, callbacks=None,
                  inference_dtype="float32"):
-        super().__init__(max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
-                         random_state=random_state, verbose=verbose, callbacks=callbacks,
-                         inference_dtype=inference_dtype)
-        self.backbone = backbone
-        self.n_points = n_points
-        self.use_normals = use_normals
+        super().__init__(backbone=backbone, n_points=n_points, use_normals=use_normals,
+                         n_votes=n_votes, embed_dim=embed_dim, k_neighbors=k_neighbors,
+                         dropout=dropout, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
+                         device=device, random_state=random_state, verbose=verbose,
+                         callbacks=callbacks, inference_dtype=inference_dtype)
         self.loss = loss
-        self.n_votes = n_votes
-        self.embed_dim = embed_dim
-        self.k_neighbors = k_neighbors
-        self.dropout = dropout
         self.up_threshold_deg = up_threshold_deg
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -219,38 +215,25 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
         X = self._validate_clouds(X, reset=True)
         if y is not None:
             y = check_rotations(y, len(X))
-        self._train_rng = self._start_fit()
-        X_t = self._to_tensor(X)
-        y_t = None if y is None else self._to_tensor(y)
-        return self._fit_loop((X_t, y_t))
+        self._start_fit()
+        return self._fit_clouds(X, None if y is None else self._to_tensor(y))
 
     def _compute_loss(self, M, R):
         if self.loss == "l2":
             return raw_l2_loss(M, R).mean()
         R_hat = special_procrustes_torch(M)
         if self.loss == "quotient":
-            return quotient_loss(R_hat, R, self._group_t).mean()
+            return quotient_loss(R_hat, R, group_tensor(octahedral_group(), like=R)).mean()
         return octahedral_abs_cos_loss(R_hat, R).mean()
 
-    def _train_epoch(self, tensors, optimizer):
-        X, y = tensors
-        self.module_.train()
-        self._group_t = group_tensor(like=X)
-        total = 0.0
-        for idx in self._iter_batches(X.shape[0]):
-            idx = idx.to(X.device)
-            Xb = self._train_points(X[idx])
-            if y is None:
-                R = torch.as_tensor(random_rotations(len(idx), self._train_rng),
-                                    dtype=X.dtype, device=X.device)
-                Xb = _rotate_tensor(Xb, R)
-            else:
-                R = y[idx]
-            M = self.module_(Xb).reshape(-1, 3, 3)
-            loss = self._compute_loss(M, R)
-            self._step(optimizer, loss)
-            total += float(loss.detach()) * len(idx)
-        return {"train_loss": total / X.shape[0]}
+    def _augment(self, Xb, rng):
+        """The batch rotated by uniform random rotations R, the targets."""
+        R = torch.as_tensor(random_rotations(len(Xb), rng), dtype=Xb.dtype, device=Xb.device)
+        return _rotate_tensor(Xb, R), R
+
+    def _get_loss(self, batch):
+        Xb, R, _ = batch
+        return self._compute_loss(self.module_(Xb).reshape(-1, 3, 3), R)
 
     def predict_raw(self, X):
         """Raw network outputs M before the projection, without voting.
@@ -363,7 +346,7 @@ class PCAOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         -------
         self : object
         """
-        self.n_features_in_ = check_point_clouds(X).shape[-1]
+        _check_channels(self, check_point_clouds(X), reset=True)
         return self
 
     def predict(self, X):
@@ -378,10 +361,7 @@ class PCAOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         R : ndarray of shape (n_samples, 3, 3)
         """
         check_is_fitted(self)
-        X = check_point_clouds(X)
-        if X.shape[-1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[-1]} channels per point, but PCAOrienter was "
-                             f"fitted with {self.n_features_in_}.")
+        X = _check_channels(self, check_point_clouds(X), reset=False)
         pts = X[..., :3]
         scale = np.abs(pts).max(axis=(1, 2), keepdims=True)
         if scale.max() > 1e150:

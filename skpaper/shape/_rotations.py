@@ -5,14 +5,17 @@ orientation axes of a shape as its columns, R = [side | up | front]. A
 canonical cloud X (one point per row) is shown rotated as X R^T, and X R^T R = X
 undoes it. Quaternions are scalar-first, q = (w, x, y, z).
 
-Everything here is numpy and exact up to floating point; the torch versions
-used in training live in :mod:`skpaper.shape._torch_ops`.
+Everything here is numpy and exact up to floating point; the octahedral group
+and the matrix-to-quaternion conversion come from
+:class:`scipy.spatial.transform.Rotation`. The torch versions used in training
+live in :mod:`skpaper.shape._torch_ops`.
 """
 
-import itertools
+import functools
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 from sklearn.utils import check_random_state
 
 __all__ = [
@@ -49,13 +52,26 @@ def _check_count(name, value, low=0):
     return int(value)
 
 
+@functools.lru_cache(maxsize=1)
+def _octahedral_matrices():
+    G = np.round(Rotation.create_group("O").as_matrix()) + 0.0  # + 0.0 turns -0.0 into 0.0
+    # Column j of g is sign_j e_{perm_j}: sort by the permutation, then the sign pattern.
+    perm = np.abs(G).argmax(axis=1)
+    negative = np.take_along_axis(G, perm[:, None, :], axis=1)[:, 0] < 0
+    keys = np.column_stack([perm, negative])
+    G = G[np.lexsort(keys.T[::-1])]
+    G.setflags(write=False)
+    return G
+
+
 def octahedral_group():
     """The 24 rotations of the cube (the chiral octahedral group O).
 
     They are the signed permutation matrices with determinant +1: each maps
-    the coordinate axes onto the coordinate axes. Index 0 is the identity; the
-    order is fixed (permutations in lexicographic order, then sign patterns),
-    so an index is a stable class label for :class:`OctahedralFlipper`.
+    the coordinate axes onto the coordinate axes (scipy's
+    ``Rotation.create_group("O")``). Index 0 is the identity; the order is
+    fixed (permutations in lexicographic order, then sign patterns, + before
+    -), so an index is a stable class label for :class:`OctahedralFlipper`.
 
     Returns
     -------
@@ -68,14 +84,7 @@ def octahedral_group():
     >>> O.shape, bool((O[0] == np.eye(3)).all())
     ((24, 3, 3), True)
     """
-    out = []
-    for perm in itertools.permutations(range(3)):
-        base = np.eye(3)[:, perm]
-        for signs in itertools.product((1.0, -1.0), repeat=3):
-            g = base * np.asarray(signs) + 0.0  # + 0.0 turns -0.0 into 0.0
-            if np.linalg.det(g) > 0:
-                out.append(g)
-    return np.stack(out)
+    return _octahedral_matrices().copy()
 
 
 def quaternion_to_matrix(q):
@@ -96,6 +105,8 @@ def quaternion_to_matrix(q):
     norm = np.linalg.norm(q, axis=-1, keepdims=True)
     if not np.all(np.isfinite(q)) or np.any(norm == 0):
         raise ValueError("q must be finite and non-zero.")
+    # The closed form, not scipy's: random_rotations must give the very same matrices
+    # (prediction votes can tie exactly, and rounding would break the ties otherwise).
     w, x, y, z = np.moveaxis(q / norm, -1, 0)
     R = np.stack([
         1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
@@ -108,12 +119,15 @@ def quaternion_to_matrix(q):
 def matrix_to_quaternion(R):
     """Unit quaternions (w, x, y, z) with w >= 0 of rotation matrices.
 
-    Uses the largest of the four squared components (Shepperd's method), so it
-    is accurate for every angle, including 180 degrees.
+    scipy's conversion takes the largest of the four squared components
+    (Shepperd's method), so it is accurate for every angle, including 180
+    degrees.
 
     Parameters
     ----------
     R : array-like of shape (..., 3, 3)
+        Rotation matrices (scipy orthogonalises a matrix that is not exactly
+        orthogonal; a non-positive determinant raises a ValueError).
 
     Returns
     -------
@@ -121,28 +135,14 @@ def matrix_to_quaternion(R):
     """
     R = _check_matrices(R, "R")
     m = R.reshape(-1, 3, 3)
-    tr = np.trace(m, axis1=1, axis2=2)
-    diag = np.diagonal(m, axis1=1, axis2=2)
-    # 4 w^2 = 1 + tr, 4 x^2 = 1 + 2 R00 - tr, ...
-    cand = np.column_stack([1 + tr, 1 + 2 * diag - tr[:, None]])
-    best = np.argmax(cand, axis=1)
-    q = np.empty((len(m), 4))
-    for i, (b, r) in enumerate(zip(best, m)):
-        s = np.sqrt(max(cand[i, b], 0.0)) * 2  # s = 4 |component|
-        if b == 0:
-            q[i] = [s / 4, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s,
-                    (r[1, 0] - r[0, 1]) / s]
-        elif b == 1:
-            q[i] = [(r[2, 1] - r[1, 2]) / s, s / 4, (r[0, 1] + r[1, 0]) / s,
-                    (r[0, 2] + r[2, 0]) / s]
-        elif b == 2:
-            q[i] = [(r[0, 2] - r[2, 0]) / s, (r[0, 1] + r[1, 0]) / s, s / 4,
-                    (r[1, 2] + r[2, 1]) / s]
-        else:
-            q[i] = [(r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s,
-                    (r[1, 2] + r[2, 1]) / s, s / 4]
+    if len(m) == 0:
+        return np.empty(R.shape[:-2] + (4,))
+    det = np.linalg.det(m)
+    if np.any(det <= 0):
+        raise ValueError(f"R must hold rotation matrices (det R > 0), got determinant "
+                         f"{det[det <= 0][0]:.3g}.")
+    q = Rotation.from_matrix(m).as_quat()[:, [3, 0, 1, 2]]
     q *= np.where(q[:, :1] < 0, -1.0, 1.0)
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
     return q.reshape(R.shape[:-2] + (4,))
 
 

@@ -5,8 +5,6 @@ import itertools
 import numpy as np
 import torch
 
-from ._rotations import octahedral_group
-
 __all__ = [
     "octahedral_abs_cos_loss",
     "quotient_loss",
@@ -72,10 +70,10 @@ def special_procrustes_torch(M):
     return _SpecialProcrustes.apply(M)
 
 
-def group_tensor(group=None, like=None):
-    """The octahedral group (or ``group``) as a tensor matching ``like``."""
-    g = octahedral_group() if group is None else np.asarray(group, dtype=np.float64)
-    return torch.as_tensor(g, dtype=like.dtype, device=like.device)
+def group_tensor(group, like):
+    """A (k, 3, 3) group of rotation matrices as a tensor matching ``like``'s dtype and device."""
+    return torch.as_tensor(np.asarray(group, dtype=np.float64), dtype=like.dtype,
+                           device=like.device)
 
 
 def quotient_loss(R_pred, R_true, group):

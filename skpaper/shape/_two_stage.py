@@ -7,7 +7,13 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn import HasMethods, Interval, _fit_context
-from ._base import _cloud_tags, apply_rotation, check_point_clouds, check_rotations
+from ._base import (
+    _check_channels,
+    _cloud_tags,
+    apply_rotation,
+    check_point_clouds,
+    check_rotations,
+)
 from ._flipper import OctahedralFlipper
 from ._orienter import QuotientOrienter, _OrientationMixin
 from ._rotations import octahedral_group
@@ -100,7 +106,7 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         X = check_point_clouds(X)
         if y is not None:
             y = check_rotations(y, len(X))
-        self.n_features_in_ = X.shape[-1]
+        _check_channels(self, X, reset=True)
         orienter = QuotientOrienter() if self.orienter is None else self.orienter
         flipper = OctahedralFlipper() if self.flipper is None else self.flipper
         self.orienter_ = clone(orienter).fit(X, y)
@@ -110,11 +116,7 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
 
     def _validate(self, X):
         check_is_fitted(self)
-        X = check_point_clouds(X)
-        if X.shape[-1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[-1]} channels per point, but TwoStageOrienter "
-                             f"was fitted with {self.n_features_in_}.")
-        return X
+        return _check_channels(self, check_point_clouds(X), reset=False)
 
     def predict_stages(self, X):
         """Both stages' outputs.
