@@ -172,7 +172,7 @@ class _BasePolicy(BaseEstimator):
         return self._greedy(self._policy_ids(X))
 
     def score(self, X, y=None, environment=None):
-        """Minus the average per-round regret of the greedy final policy.
+        """Return minus the average per-round regret of the greedy final policy.
 
         The comparator is the best fixed policy on the rounds given here, so a
         perfect policy scores 0 and every other policy scores below 0.
@@ -210,6 +210,7 @@ class _BasePolicy(BaseEstimator):
         Returns
         -------
         action : int
+            Action drawn, in ``[0, n_actions)``.
         """
         n_actions = self._online_checks()
         limit = getattr(self, "n_contexts_", np.iinfo(np.int64).max)
@@ -237,6 +238,7 @@ class _BasePolicy(BaseEstimator):
         Returns
         -------
         self : object
+            The policy, updated.
         """
         n_actions = self._online_checks()
         losses = check_array(losses, ensure_2d=False, dtype=np.float64, input_name="losses")

@@ -64,7 +64,7 @@ class CrossLearningExp3(_BasePolicy):
           one policy; the context of the second round alone estimates
           ``f(a_{2s-1})`` for the update with the first round's losses.
     context_distribution : array-like of shape (n_contexts,), default=None
-        nu, used only by ``estimation="known"``. ``None`` takes it from the
+        Context distribution nu, used only by ``estimation="known"``. ``None`` takes it from the
         environment given to :meth:`fit`.
     {random_state}
 

@@ -64,7 +64,7 @@ class _BaseEnvironment(BaseEstimator):
         return int(t)
 
     def loss_column(self, t, action):
-        """Losses ``l_t(c, action)`` of one action for every context ``c``.
+        """Return the losses ``l_t(c, action)`` of one action for every context ``c``.
 
         Parameters
         ----------
@@ -76,6 +76,7 @@ class _BaseEnvironment(BaseEstimator):
         Returns
         -------
         column : ndarray of shape (n_contexts_,)
+            Loss of ``action`` at round ``t`` in each context, in ``[0, 1]``.
         """
         t = self._check_round(t)
         if isinstance(action, bool) or not isinstance(action, numbers.Integral) \
@@ -84,23 +85,52 @@ class _BaseEnvironment(BaseEstimator):
         return self._loss_source(t + 1).column(t, int(action))
 
     def losses_at(self, t):
-        """Loss matrix ``l_t(c, a)`` of round ``t``, shape (n_contexts_, n_actions_)."""
+        """Return the loss matrix ``l_t(c, a)`` of round ``t``.
+
+        Parameters
+        ----------
+        t : int
+            Round, in ``[0, horizon_)``.
+
+        Returns
+        -------
+        losses : ndarray of shape (n_contexts_, n_actions_)
+            Loss of each action in each context at round ``t``.
+        """
         t = self._check_round(t)
         source = self._loss_source(t + 1)
         return np.stack([source.column(t, a) for a in range(self.n_actions_)], axis=1)
 
     def cumulative_losses(self):
-        """``S[c, a] = sum_t l_t(c, a)`` over the generated horizon."""
+        """Return the cumulative losses ``S[c, a] = sum_t l_t(c, a)``.
+
+        Returns
+        -------
+        S : ndarray of shape (n_contexts_, n_actions_)
+            Sum of the losses over the generated horizon.
+        """
         self._check_generated()
         return self._loss_source(self.horizon_).cumulative_losses()
 
     def best_policy(self):
-        """The best fixed policy ``argmin_a S[c, a]`` (among available actions)."""
+        """Return the best fixed policy ``argmin_a S[c, a]`` (among available actions).
+
+        Returns
+        -------
+        policy : ndarray of shape (n_contexts_,)
+            Best action of each context over the generated horizon.
+        """
         self._check_generated()
         return self._loss_source(self.horizon_).best_policy()
 
     def to_dense(self):
-        """All losses as a (T, C, K) array (for small problems and tests)."""
+        """Return all losses as one dense array (for small problems and tests).
+
+        Returns
+        -------
+        losses : ndarray of shape (horizon_, n_contexts_, n_actions_)
+            ``l_t(c, a)`` of every round, context and action.
+        """
         self._check_generated()
         return np.stack([self.losses_at(t) for t in range(self.horizon_)])
 

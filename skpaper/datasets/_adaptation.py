@@ -125,6 +125,7 @@ def corrupt_images(X, corruption, severity=3, *, image_shape=None, random_state=
         offset, translation by whole pixels in a random direction, pixel
         dropout, or impulse (salt-and-pepper) noise.
     severity : int in [1, 5], default=3
+        Strength of the corruption, from 1 (mild) to 5 (strong).
     image_shape : tuple of int or None, default=None
         ``(height, width)`` or ``(channels, height, width)``; ``None`` means one
         channel and square images.

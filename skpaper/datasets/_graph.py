@@ -53,18 +53,25 @@ def make_random_lcqp(n_samples=100, n_constraints=10, n_variables=50, nnz=100, p
     Parameters
     ----------
     n_samples : int, default=100
+        Number of QP instances.
     n_constraints : int, default=10
+        Number of linear constraints (rows of A).
     n_variables : int, default=50
+        Number of variables (columns of A).
     nnz : int, default=100
         Number of nonzero entries of A (at most ``n_constraints * n_variables``).
     p_equality : float, default=0.3
+        Probability that a constraint is an equality (else ``<=``).
     mixed_integer : bool, default=False
         Mark each variable integer with probability ``p_integer``.
     p_integer : float, default=0.5
+        Probability that a variable is integer, when ``mixed_integer=True``.
     bound_scale : float, default=10.0
+        Standard deviation of the normal draws that give the variable bounds.
     rhs : {"normal", "feasible"}, default="normal"
         How right-hand sides are drawn (see above).
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -132,6 +139,15 @@ def make_wl_indistinguishable_milp_pair():
         ``[six_cycle, two_triangles]``.
     feasible : ndarray of bool
         ``[True, False]``.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_wl_indistinguishable_milp_pair
+    >>> (cycle, triangles), feasible = make_wl_indistinguishable_milp_pair()
+    >>> cycle["A"].sum(axis=0).tolist() == triangles["A"].sum(axis=0).tolist()
+    True
+    >>> feasible.tolist()
+    [True, False]
     """
     def program(edges):
         A = np.zeros((6, 6))
@@ -202,6 +218,7 @@ def make_synthetic_gon(n_nodes=600, n_classes=4, p_in=0.04, p_out=0.01, inner_si
     Parameters
     ----------
     n_nodes : int, default=600
+        Number of outer nodes (one inner graph each).
     n_classes : int, default=4
         At most 4 (one per inner family).
     p_in, p_out : float, default=0.04, 0.01
@@ -209,12 +226,17 @@ def make_synthetic_gon(n_nodes=600, n_classes=4, p_in=0.04, p_out=0.01, inner_si
     inner_size : tuple of int, default=(8, 16)
         Inclusive range of inner graph sizes.
     noise : float, default=0.1
+        Random edges added to each inner graph, as a fraction of its edge count.
     p_mixed : float, default=0.3
+        Probability that an inner graph's family is drawn at random instead of from
+        its node's class.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
     outer_adj : scipy.sparse.csr_matrix of shape (n_nodes, n_nodes)
+        Symmetric adjacency of the outer graph.
     inner_graphs : list of (ndarray, None)
         Inner adjacencies, ready for :class:`skpaper.graph.GraphOfNets`.
     y : ndarray of shape (n_nodes,)

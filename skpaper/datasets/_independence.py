@@ -57,17 +57,21 @@ def make_discretized_chain(
     Parameters
     ----------
     n_samples : int, default=500
+        Number of samples.
     n_levels : int, default=4
         Number of levels of each observed variable.
     structure : {"chain", "fork", "collider"}, default="chain"
+        Causal structure of the three latent Gaussians.
     coef : float, default=0.6
         Coefficient of the structural arrows.
     direct_effect : float, default=0.0
         Coefficient of the extra edge ``Z1 -> Z3``.
     threshold_range : float, default=1.2
+        Thresholds are drawn uniformly in ``(-threshold_range, threshold_range)``.
     return_latent : bool, default=False
         Also return the latent Gaussian sample.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -160,18 +164,23 @@ def make_discretized_gaussian_dag(
     Parameters
     ----------
     n_nodes : int, default=8
+        Number of nodes of the DAG.
     n_samples : int, default=500
+        Number of samples.
     edge_prob : float, default=0.3
         Expected degree is ``edge_prob * (n_nodes - 1)``.
     n_levels : int, default=4
+        Number of levels of each discretized node.
     weight_range : tuple of float, default=(0.5, 1.0)
         ``(low, high)`` with ``0 <= low <= high``.
     n_continuous : int, default=0
         Number of nodes left continuous (at most ``n_nodes``).
     threshold_range : float, default=1.2
+        Thresholds are drawn uniformly in ``(-threshold_range, threshold_range)``.
     return_latent : bool, default=False
         Also return the latent Gaussian sample.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -269,14 +278,20 @@ def make_discrete_network(
     Parameters
     ----------
     n_samples : int, default=1000
+        Number of samples.
     n_nodes : int, default=6
+        Number of nodes of the DAG.
     edge_prob : float, default=0.4
+        Probability that an ordered pair of the topological order is an edge.
     n_levels : int, default=4
+        Number of levels of each node.
     noise : float, default=0.05
         Probability that a node ignores its parents (0 gives deterministic
         relations).
     max_parents : int, default=3
+        Largest number of parents of a node.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------

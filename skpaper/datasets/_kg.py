@@ -51,7 +51,9 @@ def make_synthetic_tkg(n_entities=200, n_relations=10, n_timestamps=40, n_facts=
     Parameters
     ----------
     n_entities : int, default=200
+        Number of entities.
     n_relations : int, default=10
+        Number of relations.
     n_timestamps : int, default=40
         Timestamp ids 0..n_timestamps-1, in chronological order.
     n_facts : int, default=15000
@@ -59,13 +61,17 @@ def make_synthetic_tkg(n_entities=200, n_relations=10, n_timestamps=40, n_facts=
     n_clusters : int, default=10
         Entities of a cluster share their answers (a low-rank structure).
     relations_per_group : int, default=2
+        Relations per group sharing their synchronic events.
     era_length : int, default=10
         Timestamps per era of the diachronic drift.
     event_rate : float, default=0.1
+        Probability of a synchronic event per cluster, relation group and timestamp.
     noise : float, default=0.05
+        Probability that the object of a fact is a uniformly random entity.
     return_info : bool, default=False
         Also return a Bunch describing the ground truth.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -134,6 +140,7 @@ def train_test_split_tkg(X, *, test_size=0.2, by="fact", random_state=None):
         ``"timestamp"`` removes all facts of the chosen timestamps from training,
         which tests whether a model can say anything about unseen times.
     random_state : int, RandomState instance or None, default=None
+        Seed of the split.
 
     Returns
     -------

@@ -72,6 +72,7 @@ def make_markov_text(n_samples=512, *, n_symbols=24, order=2, length=24, concent
     Returns
     -------
     texts : list of str of length n_samples
+        The sampled texts.
     model : dict, only when ``return_model=True``
         ``{"alphabet": str, "order": int, "transitions": ndarray of shape
         (V**k, V), "entropy_rate": float}``; ``entropy_rate`` is the mean
@@ -344,12 +345,15 @@ def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind=
     Parameters
     ----------
     n_samples : int, default=600
+        Number of samples.
     rho : float in [0, 1], default=0.9
         Strength of the spurious correlation (``rho_spurious`` in [1]_).
     n_genres : int, default=6
         Number of seen genres (and of unseen ones); at most 8 for the text kinds.
     split : {"iid", "low", "flipped", "unseen"}, default="iid"
+        Which split to draw (see above).
     kind : {"tabular", "nli", "sentiment"}, default="tabular"
+        Tabular features or texts (see above).
     n_classes : int, default=3
         Number of labels ``K`` (the text kinds have exactly 3).
     n_core : int, default=4
@@ -373,6 +377,7 @@ def make_spurious_task(n_samples=600, *, rho=0.9, n_genres=6, split="iid", kind=
     Returns
     -------
     X : ndarray of shape (n_samples, n_core + n_genres) or list of str
+        Features (tabular) or texts.
     y : ndarray of shape (n_samples,)
         Labels: ints in ``[0, K)`` (tabular) or label words (text).
     y_spurious : ndarray of shape (n_samples,)

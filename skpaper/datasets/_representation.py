@@ -53,6 +53,7 @@ def make_teacher_tasks(d=100, theta=np.pi / 4, sigma=0.0, n=50, *, n_source=None
     sigma_source : float or None, default=None
         Source label noise; ``None`` uses ``sigma``.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -104,7 +105,9 @@ def relu_teacher_kernel(A, B):
     Parameters
     ----------
     A : array-like of shape (n_a, d)
+        First set of vectors, one per row.
     B : array-like of shape (n_b, d)
+        Second set of vectors, one per row.
 
     Returns
     -------
@@ -177,6 +180,7 @@ def make_relu_teacher_tasks(d=20, n_teacher=20, ablation=0.5, sigma=0.0, n=100, 
     n_test : int, default=2000
         Number of target test samples; ``y_test`` is noise free.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -267,6 +271,7 @@ def make_superposition_activations(n_samples=1000, n_features=64, n_atoms=256, n
     Parameters
     ----------
     n_samples : int, default=1000
+        Number of activation vectors.
     n_features : int, default=64
         Dimension ``d`` of the activations.
     n_atoms : int, default=256
@@ -287,6 +292,7 @@ def make_superposition_activations(n_samples=1000, n_features=64, n_atoms=256, n
     atoms : array-like of shape (n_atoms, n_features) or None, default=None
         Reuse a dictionary from an earlier call (the same "model"); ``None`` draws one.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -424,11 +430,15 @@ def make_plate_embeddings(n_perturbations=40, n_features=32, *, n_pathways=5,
     Parameters
     ----------
     n_perturbations : int, default=40
+        Number of perturbations screened.
     n_features : int, default=32
+        Dimension of the well embeddings.
     n_pathways : int, default=5
+        Number of pathways; perturbations of one pathway share an effect direction.
     phenotype_fraction : float, default=0.6
         Share of perturbations with a non-zero effect.
     n_plates : int, default=6
+        Number of plates (batches).
     n_replicates : int, default=3
         Wells per perturbation, each on a different plate.
     n_controls : int, default=40
@@ -441,6 +451,7 @@ def make_plate_embeddings(n_perturbations=40, n_features=32, *, n_pathways=5,
     noise : float, default=1.0
         Standard deviation of the well-level noise.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -557,9 +568,13 @@ def make_synthetic_cell_plates(n_perturbations=40, *, n_pathways=5, phenotype_fr
     Parameters
     ----------
     n_perturbations : int, default=40
+        Number of perturbations screened.
     n_pathways : int, default=5
+        Number of pathways; perturbations of one pathway share an effect direction.
     phenotype_fraction : float, default=0.6
+        Share of perturbations with a non-zero effect.
     n_plates : int, default=4
+        Number of plates (batches).
     n_replicates : int, default=4
         Wells per perturbation, on distinct plates.
     n_controls : int, default=16
@@ -578,6 +593,7 @@ def make_synthetic_cell_plates(n_perturbations=40, *, n_pathways=5, phenotype_fr
     noise : float, default=0.05
         Pixel noise relative to the typical intensity.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------

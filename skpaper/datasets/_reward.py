@@ -110,6 +110,7 @@ def synthetic_review_reward(texts, prompts=None, *, typo_penalty=6.0, length_coe
     Returns
     -------
     rewards : ndarray of shape (n_samples,)
+        Reward of each review.
 
     Examples
     --------
@@ -136,6 +137,7 @@ def synthetic_review_sentiment(texts):
     Parameters
     ----------
     texts : array-like of str of shape (n_samples,)
+        Reviews, tokens separated by white space.
 
     Returns
     -------

@@ -317,6 +317,7 @@ def make_synthetic_shapes(n_per_family=20, n_points=256, *, families=None, noise
     return_groups : bool, default=False
         Also return the symmetry group of every shape.
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------

@@ -39,10 +39,12 @@ def make_subset_queries(n_keys, n_queries, *, inclusion=0.5, random_state=None):
     inclusion : float, default=0.5
         Probability that a key belongs to a query, in (0, 1).
     random_state : int, RandomState instance, Generator or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
     membership : ndarray of bool of shape (n_queries, n_keys)
+        ``membership[q, k]`` is True when key ``k`` belongs to query ``q``.
 
     Examples
     --------
@@ -62,7 +64,7 @@ def make_participation_queries(
     n_keys, n_queries, *, query_size=1000, pattern="uniform", pareto_shape=1.5,
     random_state=None,
 ):
-    """Queries of fixed size whose per-key participation is uniform or heavy-tailed.
+    """Draw queries of fixed size whose per-key participation is uniform or heavy-tailed.
 
     ``"uniform"``: every query is a uniform random subset of size
     ``query_size``, so each key takes part in about ``n_queries * query_size /
@@ -83,6 +85,7 @@ def make_participation_queries(
     pareto_shape : float, default=1.5
         Tail index of the Pareto weights (smaller is heavier).
     random_state : int, RandomState instance, Generator or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------

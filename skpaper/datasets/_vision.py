@@ -54,7 +54,7 @@ def _dilate(images):
     prefer_skip_nested_validation=True,
 )
 def make_attribute_digits(attribute="blur", p=0.5, strength=1.0, random_state=None):
-    """scikit-learn's 8x8 digits with a global appearance attribute on a random subset.
+    """Load scikit-learn's 8x8 digits with a global appearance attribute on a random subset.
 
     A small analogue of the attributes that single token positions of TiTok
     carry (blur, lighting, stroke weight): each image receives the attribute
@@ -70,6 +70,7 @@ def make_attribute_digits(attribute="blur", p=0.5, strength=1.0, random_state=No
     strength : float, default=1.0
         Blend between the original (0) and the fully edited image (1).
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -134,6 +135,8 @@ def make_inpainting_mask(image_shape, region="bottom", fraction=0.5, n_samples=N
     Returns
     -------
     mask : ndarray of bool
+        ``True`` on the known pixels, one row per sample (flat when
+        ``n_samples=None``).
 
     Examples
     --------
@@ -431,7 +434,7 @@ def _wrapped_angle_change(a, b):
 )
 def make_sprite_videos(n_videos=32, n_frames=16, size=64, *, texture="photo",
                        max_translation=0.55, max_rotation=180.0, random_state=None):
-    """Videos of textured articulated sprites with ground-truth keypoints and visibility.
+    """Generate videos of textured articulated sprites with ground-truth keypoints and visibility.
 
     Each video shows one sprite (a torso ellipse, a head disc and two capsule
     arms, each part textured) moving over a fixed background: its centre
@@ -464,6 +467,7 @@ def make_sprite_videos(n_videos=32, n_frames=16, size=64, *, texture="photo",
         a video; changes are uniform on ``[-max_rotation, max_rotation]``
         (arms) or half that range (body).
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------
@@ -480,7 +484,7 @@ def make_sprite_videos(n_videos=32, n_frames=16, size=64, *, texture="photo",
 
     See Also
     --------
-    make_sprite_pairs : source/driving frame pairs binned by displacement.
+    make_sprite_pairs : Source/driving frame pairs binned by displacement.
 
     Examples
     --------
@@ -570,6 +574,7 @@ def make_sprite_pairs(data, n_pairs=200, *, large_translation=0.4, large_rotatio
         Share of small-displacement pairs among those drawn (fewer when a bin
         runs out of pairs).
     random_state : int, RandomState instance or None, default=None
+        Seed of the random draws; an int makes the output reproducible.
 
     Returns
     -------

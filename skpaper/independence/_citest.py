@@ -36,12 +36,19 @@ _FALLBACK_QUANTILES = (0.25, 0.5, 0.75)
 class CITestResult(NamedTuple):
     """Outcome of one conditional independence test.
 
-    Attributes
+    Parameters
     ----------
     statistic : float
         Signed test statistic (a standard normal variate under the null).
     pvalue : float
         Two-sided p-value, ``2 (1 - Phi(|statistic|))``.
+
+    Examples
+    --------
+    >>> from skpaper.independence import CITestResult
+    >>> statistic, pvalue = CITestResult(statistic=0.0, pvalue=1.0)
+    >>> pvalue
+    1.0
     """
 
     statistic: float
@@ -285,6 +292,7 @@ class DiscretizedCITest(BaseEstimator):
         Returns
         -------
         self : DiscretizedCITest
+            The fitted test.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=4)
         n, p = X.shape
@@ -360,6 +368,7 @@ class DiscretizedCITest(BaseEstimator):
 
     @property
     def latent_corr_(self):
+        """Estimated latent correlation matrix (see the class docstring)."""
         check_is_fitted(self, "n_samples_fit_")
         p = self.n_features_in_
         if self.method == "fisherz":
@@ -583,6 +592,7 @@ class DiscretizedCITest(BaseEstimator):
         Returns
         -------
         pvalue : float
+            The p-value of the test of ``X_i`` independent of ``X_j`` given ``cond``.
         """
         return self.test(i, j, cond).pvalue
 
@@ -605,6 +615,7 @@ class DiscretizedCITest(BaseEstimator):
         Returns
         -------
         name : str
+            The method name to pass to causal-learn's ``pc`` or ``fci``.
         """
         from ._causallearn import register_with_causallearn
 

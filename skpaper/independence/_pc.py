@@ -211,12 +211,14 @@ class PC(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples of the variables, one column per node.
         y : None
             Ignored.
 
         Returns
         -------
         self : PC
+            The fitted estimator.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=4)
         test = DiscretizedCITest() if self.ci_test is None else clone(self.ci_test)
@@ -362,6 +364,8 @@ def shd(true_graph, estimated_graph):
     Returns
     -------
     distance : int
+        Number of node pairs whose edge (absent, directed or undirected)
+        differs.
 
     Examples
     --------

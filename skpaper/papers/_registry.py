@@ -45,7 +45,30 @@ _CLAIMS = {}
 
 @dataclass(frozen=True)
 class Paper:
-    """A reproducible paper (``kind="paper"``) or a framework self-check (``kind="selfcheck"``)."""
+    """A reproducible paper (``kind="paper"``) or a framework self-check (``kind="selfcheck"``).
+
+    Parameters
+    ----------
+    slug : str
+        Short name of the paper, used on the command line and in result paths.
+    title : str
+        Title of the paper.
+    module : str
+        Module of :mod:`skpaper.papers` that registers its claims.
+    kind : {"paper", "selfcheck"}, default="paper"
+        A paper, or a check of the reproduction framework itself.
+
+    See Also
+    --------
+    register_paper : Create and register a paper.
+
+    Examples
+    --------
+    >>> from skpaper.papers import get_papers
+    >>> paper = get_papers(kind="paper")[0]
+    >>> paper.kind
+    'paper'
+    """
 
     slug: str
     title: str
@@ -57,7 +80,7 @@ class Paper:
 class ControlResult:
     """Outcome of a claim's negative control: the same check, the paper's mechanism removed.
 
-    Attributes
+    Parameters
     ----------
     observed : dict
         The control's figures.
@@ -66,6 +89,12 @@ class ControlResult:
         control that passes makes the claim ``"uninformative"``.
     name : str or None
         Filled in from :func:`register_claim` when left None.
+
+    Examples
+    --------
+    >>> from skpaper.papers import ControlResult
+    >>> ControlResult(observed={"gain": 0.01}, passed=False).passed
+    False
     """
 
     observed: dict
@@ -77,32 +106,39 @@ class ControlResult:
 class ClaimResult:
     """Outcome of one claim at one scale.
 
-    Attributes
+    Parameters
     ----------
     observed : dict
         Measured figures (JSON-serialisable scalars or short lists).
     expected : dict
         The criterion, as figures or as a short description
         (``{"gain_lower_bound": "> 0"}``).
-    passed : bool or None
+    passed : bool or None, default=None
         Whether ``observed`` meets ``expected``; None for a reported claim.
-    control : ControlResult or None
+    control : ControlResult or None, default=None
         The negative control's outcome; required for an asserting claim
         registered with a ``control``.
-    arms : dict or None
+    arms : dict or None, default=None
         For comparisons: ``{arm: {"parameters": ..., "train_steps": ...,
         "train_examples": ...}}``, so that the fairness of the comparison
         can be read from the JSON.
-    status : str
+    status : str, default=""
         One of :data:`STATUSES`, set by :func:`run_claim`.
-    runtime_s : float
+    runtime_s : float, default=0.0
         Wall time, filled in by :func:`run_claim`.
-    artifacts : list of str
+    artifacts : list of str, default=[]
         Paths (relative to the claim's output folder) of plots and tables.
-    notes : str
+    notes : str, default=""
         Caveats, e.g. why a scale is too small to show the effect.
-    error : str or None
+    error : str or None, default=None
         Traceback text when the claim raised instead of returning.
+
+    Examples
+    --------
+    >>> from skpaper.papers import ClaimResult
+    >>> result = ClaimResult(observed={"gain": 0.2}, expected={"gain": "> 0"}, passed=True)
+    >>> result.to_dict()["observed"]
+    {'gain': 0.2}
     """
 
     observed: dict
@@ -117,6 +153,14 @@ class ClaimResult:
     error: str | None = None
 
     def to_dict(self):
+        """Return the result as a JSON-serialisable dict.
+
+        Returns
+        -------
+        result : dict
+            Every field, with numpy values turned into Python ones and
+            non-finite floats and paths into strings.
+        """
         return _jsonable(asdict(self))
 
 
@@ -124,20 +168,34 @@ class ClaimResult:
 class Claim:
     """One claim of a paper: an id, a sentence, and the function that checks it.
 
-    Attributes
+    Parameters
     ----------
     paper, claim_id, description : str
+        Slug of the paper, identifier of the claim within it, and a one-line
+        description.
     func : callable
         ``func(scale, seed, out_dir) -> ClaimResult``.
-    paper_statement : str
+    paper_statement : str, default=""
         What the paper says, with section or table where known.
-    check : str
+    check : str, default=""
         What the claim asserts, in words (the statistic, the bound, the seeds).
-    control : str or None
+    control : str or None, default=None
         Name of the negative control (the check with the paper's mechanism
         removed). None for a reported claim.
-    reported : bool
+    reported : bool, default=False
         True when the claim asserts nothing (status ``"reported"``).
+
+    See Also
+    --------
+    register_claim : Create and register a claim.
+    run_claim : Run a claim and record its result.
+
+    Examples
+    --------
+    >>> from skpaper.papers import get_claims
+    >>> claim = get_claims("framework-selfcheck")[0]
+    >>> claim.key == f"{claim.paper}/{claim.claim_id}"
+    True
     """
 
     paper: str
@@ -151,6 +209,7 @@ class Claim:
 
     @property
     def key(self):
+        """Identifier of the claim across papers, ``"<paper>/<claim_id>"``."""
         return f"{self.paper}/{self.claim_id}"
 
 
@@ -169,7 +228,42 @@ def _jsonable(obj):
 
 
 def register_paper(slug, title, module, kind="paper"):
-    """Register a paper (or a framework self-check) under ``slug``."""
+    """Register a paper (or a framework self-check) under ``slug``.
+
+    Parameters
+    ----------
+    slug : str
+        Short name of the paper; registering a slug again replaces its paper.
+    title : str
+        Title of the paper.
+    module : str
+        Module that registers the paper's claims.
+    kind : {"paper", "selfcheck"}, default="paper"
+        A paper, or a check of the reproduction framework itself.
+
+    Returns
+    -------
+    paper : Paper
+        The registered paper.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither ``"paper"`` nor ``"selfcheck"``.
+
+    See Also
+    --------
+    register_claim : Register a claim of a registered paper.
+
+    Examples
+    --------
+    Registering a paper again with the same fields leaves the registry as it was:
+
+    >>> from skpaper.papers import get_papers, register_paper
+    >>> paper = get_papers(kind="selfcheck")[0]
+    >>> register_paper(paper.slug, paper.title, paper.module, kind=paper.kind) == paper
+    True
+    """
     if kind not in ("paper", "selfcheck"):
         raise ValueError(f"kind must be 'paper' or 'selfcheck', got {kind!r}.")
     paper = Paper(slug=slug, title=title, module=module, kind=kind)
@@ -184,6 +278,8 @@ def register_claim(paper, claim_id, description, *, paper_statement="", check=""
     Parameters
     ----------
     paper, claim_id, description : str
+        Slug of the registered paper, identifier of the claim within it, and a
+        one-line description.
     paper_statement : str, default=""
         What the paper states (section/table when known).
     check : str, default=""
@@ -193,6 +289,32 @@ def register_claim(paper, claim_id, description, *, paper_statement="", check=""
         reported, not asserted.
     reported : bool, default=False
         The claim asserts nothing; its function returns ``passed=None``.
+
+    Returns
+    -------
+    decorator : callable
+        Registers the function it decorates and returns it unchanged.
+
+    Raises
+    ------
+    ValueError
+        If a reported claim names a control.
+
+    See Also
+    --------
+    run_claim : Run a registered claim.
+
+    Examples
+    --------
+    Registering a claim again with the same fields leaves the registry as it was:
+
+    >>> from skpaper.papers import ClaimResult, get_claims, register_claim
+    >>> claim = get_claims("framework-selfcheck")[0]
+    >>> decorator = register_claim(claim.paper, claim.claim_id, claim.description,
+    ...                            paper_statement=claim.paper_statement, check=claim.check,
+    ...                            control=claim.control, reported=claim.reported)
+    >>> decorator(claim.func) is claim.func
+    True
     """
     if reported and control is not None:
         raise ValueError(f"claim {paper}/{claim_id}: a reported claim asserts nothing and "
@@ -216,19 +338,61 @@ def _load_all():
 
 
 def get_papers(kind=None):
-    """Return registered papers sorted by slug (``kind`` filters papers/self-checks)."""
+    """Return the registered papers sorted by slug.
+
+    Parameters
+    ----------
+    kind : {"paper", "selfcheck"} or None, default=None
+        Keep only papers or only self-checks; None keeps both.
+
+    Returns
+    -------
+    papers : list of Paper
+        The registered papers of that kind.
+
+    See Also
+    --------
+    get_claims : The registered claims.
+
+    Examples
+    --------
+    >>> from skpaper.papers import get_papers
+    >>> slugs = [paper.slug for paper in get_papers()]
+    >>> slugs == sorted(slugs)
+    True
+    """
     _load_all()
     papers = sorted(_PAPERS.values(), key=lambda p: p.slug)
     return [p for p in papers if kind is None or p.kind == kind]
 
 
 def get_claims(paper=None):
-    """Return claims sorted by key, all of them or those of one paper slug ('all' for all).
+    """Return the registered claims sorted by key.
+
+    Parameters
+    ----------
+    paper : str or None, default=None
+        Slug of one paper; None or ``"all"`` returns the claims of every paper.
+
+    Returns
+    -------
+    claims : list of Claim
+        The claims, sorted by :attr:`Claim.key`.
 
     Raises
     ------
     ValueError
         If ``paper`` is not a registered slug.
+
+    See Also
+    --------
+    run_claim : Run one claim.
+
+    Examples
+    --------
+    >>> from skpaper.papers import get_claims
+    >>> all(claim.paper == "framework-selfcheck" for claim in get_claims("framework-selfcheck"))
+    True
     """
     _load_all()
     if paper in (None, "all"):
@@ -276,10 +440,14 @@ def run_claim(claim, scale="quick", seed=0, out_dir="results", threads=None):
     Parameters
     ----------
     claim : Claim
+        The claim to run (see :func:`get_claims`).
     scale : {"smoke", "quick", "full"}, default="quick"
+        Size of the experiment: a seconds-long smoke run, the quick run of the
+        reports, or the paper's scale.
     seed : int, default=0
         In ``[0, 2**32 - 1]``.
     out_dir : str or path, default="results"
+        Directory under which the result JSON is written.
     threads : int or None, default=None
         Threads for torch and BLAS during the claim; None means
         :data:`~skpaper.papers._environment.DEFAULT_THREADS`.
@@ -287,6 +455,21 @@ def run_claim(claim, scale="quick", seed=0, out_dir="results", threads=None):
     Returns
     -------
     result : ClaimResult
+        Outcome of the claim, also written as JSON.
+
+    See Also
+    --------
+    get_claims : The claims that can be run.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from skpaper.papers import get_claims, run_claim
+    >>> claim = get_claims("framework-selfcheck")[0]
+    >>> with tempfile.TemporaryDirectory() as out_dir:
+    ...     result = run_claim(claim, scale="smoke", out_dir=out_dir)
+    >>> result.status in ("reproduced", "reported")
+    True
     """
     from ._environment import DEFAULT_THREADS, claim_environment
 

@@ -215,6 +215,7 @@ class _BaseShiftEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Covariates.
 
         Returns
         -------
@@ -248,13 +249,16 @@ class _BaseShiftEstimator(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Covariates.
         y : array-like of shape (n_samples,)
             NaN marks unlabeled rows, which are ignored.
         labeled : array-like of shape (n_samples,) of bool, default=None
+            Mask of the labeled rows; ``None`` takes the rows where ``y`` is not NaN.
 
         Returns
         -------
         score : float
+            Minus the estimated target-population risk (higher is better).
         """
         check_is_fitted(self)
         X, y = validate_data(self, X, y, reset=False, validate_separately=(_X_PARAMS, _Y_PARAMS))

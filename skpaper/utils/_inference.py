@@ -12,6 +12,7 @@ def normal_ci(estimate, se, alpha):
     Parameters
     ----------
     estimate : float or array-like
+        Point estimates.
     se : float or array-like
         Standard errors, broadcastable against ``estimate``.
     alpha : float

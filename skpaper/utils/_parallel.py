@@ -18,6 +18,7 @@ def parallel_map(func, iterable, *, n_jobs=None, prefer=None, **kwargs):
     func : callable
         Called as ``func(item, **kwargs)``; must be picklable for process backends.
     iterable : iterable
+        Items to apply ``func`` to.
     n_jobs : int, default=None
         Number of jobs; ``None`` means 1 unless inside a ``joblib.parallel_config``.
     prefer : {"processes", "threads"} or None, default=None

@@ -35,7 +35,8 @@ def test_piece_is_indented_like_its_placeholder():
 
 def test_piece_at_column_zero_and_at_depth_give_the_same_text():
     flat = "x : int\n    The x.\n\n    Its second paragraph."
-    deep = "\n            x : int\n                The x.\n\n                Its second paragraph.\n"
+    deep = ("\n            x : int\n                The x.\n\n"
+            "                Its second paragraph.\n")
     doc = "Summary.\n\n    Parameters\n    ----------\n    {x}\n"
     filled = Substitution(x=flat).fill(doc)
     assert filled == Substitution(x=deep).fill(doc)
