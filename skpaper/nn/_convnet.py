@@ -182,20 +182,13 @@ class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
         inference_dtype="float64",
     ):
         super().__init__(
+            n_blocks=n_blocks, width=width, variant=variant, rank=rank, k_prev=k_prev,
+            weight_norm=weight_norm, lr_init=lr_init, pa_map=pa_map, weight_decay=weight_decay,
             max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
             random_state=random_state, verbose=verbose, callbacks=callbacks,
             inference_dtype=inference_dtype,
         )
-        self.n_blocks = n_blocks
-        self.width = width
-        self.variant = variant
-        self.rank = rank
-        self.k_prev = k_prev
-        self.weight_norm = weight_norm
-        self.lr_init = lr_init
-        self.pa_map = pa_map
         self.image_shape = image_shape
-        self.weight_decay = weight_decay
 
     def _fit_tensors(self, X, target, target_dtype):
         self.image_shape_ = self._resolve_image_shape(X.shape[1])

@@ -67,7 +67,11 @@ def make_laurel_mlp(n_inputs, n_outputs, width=64, n_blocks=4, variant="rw+lr", 
 
 
 class _BaseLaurelEstimator(BaseTorchEstimator):
-    """Training, optimiser and fitted LAuReL attributes shared by the estimators."""
+    """Parameters, optimiser and fitted LAuReL attributes shared by the estimators.
+
+    The constructor defaults are those of the MLP estimators;
+    :class:`LaurelConvNetClassifier` declares its own and forwards them.
+    """
 
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
@@ -82,30 +86,6 @@ class _BaseLaurelEstimator(BaseTorchEstimator):
         "weight_decay": [Interval(Real, 0, None, closed="left")],
     }
 
-    def _laurel_kwargs(self):
-        return dict(rank=self.rank, k_prev=self.k_prev, weight_norm=self.weight_norm,
-                    lr_init=self.lr_init, pa_map=self.pa_map)
-
-    def _build_optimizer(self, module):
-        # Decay matrices and kernels only: biases, norms and the LAuReL scalars
-        # (alpha, beta, gamma) are 0-d or 1-d and stay free.
-        decay = [p for p in module.parameters() if p.ndim >= 2]
-        free = [p for p in module.parameters() if p.ndim < 2]
-        return torch.optim.AdamW(
-            [{"params": decay, "weight_decay": self.weight_decay},
-             {"params": free, "weight_decay": 0.0}],
-            lr=self.lr,
-        )
-
-    def _fit_tensors(self, X, target, target_dtype):
-        super()._fit_tensors(X, target, target_dtype)
-        residuals = [m for m in self.module_.modules() if isinstance(m, LaurelResidual)]
-        self.laurel_weights_ = [m.learned_weights() for m in residuals]
-        self.n_added_params_ = int(sum(p.numel() for m in residuals for p in m.parameters()))
-        return self
-
-
-class _BaseLaurelMLP(_BaseLaurelEstimator):
     def __init__(
         self,
         *,
@@ -142,6 +122,30 @@ class _BaseLaurelMLP(_BaseLaurelEstimator):
         self.pa_map = pa_map
         self.weight_decay = weight_decay
 
+    def _laurel_kwargs(self):
+        return dict(rank=self.rank, k_prev=self.k_prev, weight_norm=self.weight_norm,
+                    lr_init=self.lr_init, pa_map=self.pa_map)
+
+    def _build_optimizer(self, module):
+        # Decay matrices and kernels only: biases, norms and the LAuReL scalars
+        # (alpha, beta, gamma) are 0-d or 1-d and stay free.
+        decay = [p for p in module.parameters() if p.ndim >= 2]
+        free = [p for p in module.parameters() if p.ndim < 2]
+        return torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.weight_decay},
+             {"params": free, "weight_decay": 0.0}],
+            lr=self.lr,
+        )
+
+    def _fit_tensors(self, X, target, target_dtype):
+        super()._fit_tensors(X, target, target_dtype)
+        residuals = [m for m in self.module_.modules() if isinstance(m, LaurelResidual)]
+        self.laurel_weights_ = [m.learned_weights() for m in residuals]
+        self.n_added_params_ = int(sum(p.numel() for m in residuals for p in m.parameters()))
+        return self
+
+
+class _BaseLaurelMLP(_BaseLaurelEstimator):
     def _build_module(self):
         return make_laurel_mlp(self.n_features_in_, self._n_outputs, self.width, self.n_blocks,
                                self.variant, **self._laurel_kwargs())
