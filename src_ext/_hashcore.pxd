@@ -1,7 +1,19 @@
 # Inline hashing primitives shared by every Cython module of skpaper.
 # cimport them with ``from _hashcore cimport _splitmix64, _murmur3_x64_128``.
+# The text-key hash of the sketch (skp_text_key) is written in C, in _skhash.h.
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.stdlib cimport realloc
+from libc.string cimport memcpy, memset
+
+
+cdef extern from "_skhash.h":
+    uint64_t skp_load64(const uint8_t* p) noexcept nogil
+    uint64_t skp_load_partial(const uint8_t* p, Py_ssize_t r) noexcept nogil
+    uint64_t skp_text_key(const uint8_t* p, Py_ssize_t n, uint64_t k0, uint64_t k1) noexcept nogil
+    uint64_t skp_text_key_padded(const uint8_t* p, Py_ssize_t n, uint64_t k0,
+                                 uint64_t k1) noexcept nogil
+    void skp_text_seeds(uint64_t seed, uint64_t* k0, uint64_t* k1) noexcept nogil
+    void SKP_PREFETCH(const void* p) noexcept nogil
 
 
 cdef inline uint64_t _splitmix64(uint64_t x) noexcept nogil:
@@ -59,33 +71,23 @@ cdef inline void _murmur3_x64_128(const uint8_t* data, Py_ssize_t length, uint32
 
     tail = data + nblocks * 16
     rem = length & 15
-    k1 = 0
-    k2 = 0
-    if rem >= 15: k2 = k2 ^ (<uint64_t>tail[14] << 48)
-    if rem >= 14: k2 = k2 ^ (<uint64_t>tail[13] << 40)
-    if rem >= 13: k2 = k2 ^ (<uint64_t>tail[12] << 32)
-    if rem >= 12: k2 = k2 ^ (<uint64_t>tail[11] << 24)
-    if rem >= 11: k2 = k2 ^ (<uint64_t>tail[10] << 16)
-    if rem >= 10: k2 = k2 ^ (<uint64_t>tail[9] << 8)
-    if rem >= 9:
-        k2 = k2 ^ (<uint64_t>tail[8])
-        k2 = k2 * c2
-        k2 = _rotl64(k2, 33)
-        k2 = k2 * c1
-        h2 = h2 ^ k2
-    if rem >= 8: k1 = k1 ^ (<uint64_t>tail[7] << 56)
-    if rem >= 7: k1 = k1 ^ (<uint64_t>tail[6] << 48)
-    if rem >= 6: k1 = k1 ^ (<uint64_t>tail[5] << 40)
-    if rem >= 5: k1 = k1 ^ (<uint64_t>tail[4] << 32)
-    if rem >= 4: k1 = k1 ^ (<uint64_t>tail[3] << 24)
-    if rem >= 3: k1 = k1 ^ (<uint64_t>tail[2] << 16)
-    if rem >= 2: k1 = k1 ^ (<uint64_t>tail[1] << 8)
-    if rem >= 1:
-        k1 = k1 ^ (<uint64_t>tail[0])
-        k1 = k1 * c1
-        k1 = _rotl64(k1, 31)
-        k1 = k1 * c2
-        h1 = h1 ^ k1
+    # The tail as two little-endian words, loaded without reading past the end.
+    # A zero word mixes to zero, so mixing both unconditionally gives the same
+    # result as the reference's byte-by-byte tail without its length branches.
+    if rem >= 8:
+        k1 = skp_load64(tail)
+        k2 = skp_load_partial(tail + 8, rem - 8)
+    else:
+        k1 = skp_load_partial(tail, rem)
+        k2 = 0
+    k2 = k2 * c2
+    k2 = _rotl64(k2, 33)
+    k2 = k2 * c1
+    h2 = h2 ^ k2
+    k1 = k1 * c1
+    k1 = _rotl64(k1, 31)
+    k1 = k1 * c2
+    h1 = h1 ^ k1
 
     h1 = h1 ^ <uint64_t>length
     h2 = h2 ^ <uint64_t>length
@@ -137,3 +139,183 @@ cdef inline Py_ssize_t _utf8_encode(int kind, const void* data, Py_ssize_t n,
         else:
             return -1
     return j
+
+
+# ---------------------------------------------------------------------------
+# Text keys: str/bytes items gathered under the GIL, hashed without it.
+
+cdef extern from "Python.h":
+    ctypedef struct PyObject
+    bint PyUnicode_Check(PyObject* o) noexcept nogil
+    bint PyBytes_Check(PyObject* o) noexcept nogil
+    bint PyUnicode_IS_COMPACT_ASCII(PyObject* o) noexcept nogil
+    int PyUnicode_KIND(PyObject* o) noexcept nogil
+    void* PyUnicode_DATA(PyObject* o) noexcept nogil
+    Py_ssize_t PyUnicode_GET_LENGTH(PyObject* o) noexcept nogil
+    char* PyBytes_AS_STRING(PyObject* o) noexcept nogil
+    Py_ssize_t PyBytes_GET_SIZE(PyObject* o) noexcept nogil
+    PyObject* PyList_GET_ITEM(PyObject* o, Py_ssize_t i) noexcept nogil
+    Py_ssize_t PyList_GET_SIZE(PyObject* o) noexcept nogil
+    void Py_INCREF(PyObject* o) noexcept
+    void Py_DECREF(PyObject* o) noexcept
+
+cdef enum:
+    # Hash of a key's UTF-8 bytes: MurmurHash3 x64_128 (first half, 32-bit seed)
+    # or the sketch's text-key hash (skp_text_key, 64-bit seed).
+    ALGO_MURMUR3 = 0
+    ALGO_TEXT_KEY = 1
+    # Item kinds: bytes (or the UTF-8 of an ASCII str) inside a Python object, so
+    # with its header before them (see skp_text_key_padded); PEP 393 units of 1,
+    # 2 or 4 bytes; or already hashed.
+    KIND_RAW = 0
+    KIND_DONE = 255
+    # Items gathered per chunk, and how far ahead their objects are fetched.
+    TEXT_CHUNK = 512
+    PREFETCH_AHEAD = 16
+
+
+cdef struct TextHasher:
+    int algo
+    uint32_t seed32
+    uint64_t k0
+    uint64_t k1
+    uint8_t* scratch     # UTF-8 buffer at scratch + 8 (8 bytes of padding before it)
+    Py_ssize_t cap       # usable bytes; -1: no UTF-8 form, -2: out of memory
+
+
+cdef struct TextItem:
+    const void* ptr
+    Py_ssize_t n
+    uint64_t key
+    PyObject* obj        # a new reference while gathered with ``own``, else NULL
+    int kind
+
+
+cdef inline void text_hasher_init(TextHasher* th, int algo, uint64_t seed) noexcept nogil:
+    th.algo = algo
+    th.seed32 = <uint32_t>(seed & 0xFFFFFFFFULL)
+    skp_text_seeds(seed, &th.k0, &th.k1)
+    th.scratch = NULL
+    th.cap = 0
+
+
+cdef inline uint64_t hash_raw(const TextHasher* th, const uint8_t* data,
+                              Py_ssize_t n) noexcept nogil:
+    cdef uint64_t out[2]
+    if th.algo == ALGO_TEXT_KEY:
+        return skp_text_key(data, n, th.k0, th.k1)
+    _murmur3_x64_128(data, n, th.seed32, out)
+    return out[0]
+
+
+cdef inline uint64_t hash_padded(const TextHasher* th, const uint8_t* data,
+                                 Py_ssize_t n) noexcept nogil:
+    # hash_raw of bytes with 8 readable bytes before ``data``.
+    cdef uint64_t out[2]
+    if th.algo == ALGO_TEXT_KEY:
+        return skp_text_key_padded(data, n, th.k0, th.k1)
+    _murmur3_x64_128(data, n, th.seed32, out)
+    return out[0]
+
+
+cdef inline int scratch_reserve(TextHasher* th, Py_ssize_t size) noexcept nogil:
+    # Room for ``size`` bytes at th.scratch + 8; -1 (th.cap = -2) when out of memory.
+    cdef uint8_t* grown
+    if size <= th.cap:
+        return 0
+    grown = <uint8_t*>realloc(th.scratch, size + 72)
+    if grown == NULL:
+        th.cap = -2
+        return -1
+    memset(grown, 0, 8)
+    th.scratch = grown
+    th.cap = size + 64
+    return 0
+
+
+cdef inline uint64_t hash_units(TextHasher* th, const void* data, Py_ssize_t n,
+                                int kind) noexcept nogil:
+    # Hash of the UTF-8 of n units of ``kind`` bytes (or of n raw bytes inside a
+    # Python object for KIND_RAW); 0 with th.cap < 0 on a code point without UTF-8 or a failed
+    # allocation.
+    cdef Py_ssize_t m
+    if kind == KIND_RAW:
+        return hash_padded(th, <const uint8_t*>data, n)
+    if scratch_reserve(th, 4 * n) != 0:
+        return 0
+    m = _utf8_encode(kind, data, n, th.scratch + 8)
+    if m < 0:
+        th.cap = -1
+        return 0
+    return hash_padded(th, th.scratch + 8, m)
+
+
+cdef inline uint64_t hash_item(TextHasher* th, const TextItem* it) noexcept nogil:
+    if it.kind == KIND_RAW:
+        return hash_padded(th, <const uint8_t*>it.ptr, it.n)
+    if it.kind == KIND_DONE:
+        return it.key
+    return hash_units(th, it.ptr, it.n, it.kind)
+
+
+cdef inline void release_text(TextItem* items, Py_ssize_t count) noexcept:
+    cdef Py_ssize_t j
+    for j in range(count):
+        if items[j].obj != NULL:
+            Py_DECREF(items[j].obj)
+            items[j].obj = NULL
+
+
+cdef inline int gather_text(object lst, Py_ssize_t start, Py_ssize_t stop, TextItem* items,
+                            const TextHasher* th, bint own) except -1:
+    # Reads the list items lst[start:stop] into ``items``: str and bytes in place
+    # (with a new reference each when ``own``, to hash them without the GIL while
+    # another thread may change the list); other buffers are hashed here;
+    # anything else raises TypeError.
+    cdef PyObject* o
+    cdef Py_ssize_t i
+    cdef TextItem* it
+    cdef const uint8_t[::1] view
+    cdef Py_ssize_t size = PyList_GET_SIZE(<PyObject*>lst)
+    for i in range(start, stop):
+        # Each key is a separate object (one cache miss each): fetch ahead.
+        if i + PREFETCH_AHEAD < size:
+            o = PyList_GET_ITEM(<PyObject*>lst, i + PREFETCH_AHEAD)
+            SKP_PREFETCH(o)
+            SKP_PREFETCH(<const char*>o + 63)
+        o = PyList_GET_ITEM(<PyObject*>lst, i)
+        it = items + (i - start)
+        it.obj = NULL
+        if PyUnicode_Check(o):
+            if PyUnicode_IS_COMPACT_ASCII(o):
+                it.kind = KIND_RAW
+            else:
+                it.kind = PyUnicode_KIND(o)
+            it.ptr = PyUnicode_DATA(o)
+            it.n = PyUnicode_GET_LENGTH(o)
+        elif PyBytes_Check(o):
+            it.kind = KIND_RAW
+            it.ptr = PyBytes_AS_STRING(o)
+            it.n = PyBytes_GET_SIZE(o)
+        else:
+            item = <object>o
+            if not isinstance(item, (bytearray, memoryview)):
+                release_text(items, i - start)
+                raise TypeError(f"keys must be bytes or str, got {type(item).__name__}.")
+            view = memoryview(item).cast("B")
+            it.key = hash_raw(th, &view[0] if view.shape[0] > 0 else NULL, view.shape[0])
+            it.kind = KIND_DONE
+            continue
+        if own:
+            Py_INCREF(o)
+            it.obj = o
+    return 0
+
+
+cdef inline int raise_unhashable(TextHasher* th, object item) except -1:
+    # After hash_units failed on ``item``.
+    if th.cap == -2:
+        raise MemoryError()
+    # No UTF-8 form (a lone surrogate): let Python raise its UnicodeEncodeError.
+    str(item).encode("utf-8")
+    raise ValueError(f"keys hold a string without a UTF-8 encoding: {item!r}.")

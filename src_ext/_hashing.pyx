@@ -3,13 +3,13 @@
 
 Integer keys go through splitmix64 of ``key ^ seed``; byte strings through
 MurmurHash3 x64_128 (Austin Appleby's public-domain algorithm), written here
-from its specification. Both work on read-only buffers and release the GIL.
+from its specification, or through the sketch's text-key hash (``_skhash.h``).
+All work on read-only buffers and release the GIL.
 """
 
 import numpy as np
 
 cimport numpy as cnp
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 
@@ -22,10 +22,16 @@ __all__ = [
     "murmurhash3_x64_64",
     "hash_bytes_sequence",
     "hash_text_array",
+    "text_keys",
+    "text_keys_array",
 ]
 
 
-from _hashcore cimport _splitmix64, _murmur3_x64_128, _utf8_encode
+from _hashcore cimport (
+    ALGO_MURMUR3, ALGO_TEXT_KEY, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, TextItem,
+    _murmur3_x64_128, _splitmix64, gather_text, hash_item, hash_raw, hash_units,
+    hash_padded, raise_unhashable, release_text, scratch_reserve, text_hasher_init,
+)
 
 
 def _check_seed64(seed):
@@ -148,45 +154,6 @@ def murmurhash3_x64_64(key, seed=0):
     return murmurhash3_x64_128(key, seed)[0]
 
 
-cdef extern from "Python.h":
-    bint PyUnicode_IS_COMPACT_ASCII(object o)
-    int PyUnicode_KIND(object o)
-    void* PyUnicode_DATA(object o)
-    Py_ssize_t PyUnicode_GET_LENGTH(object o)
-
-
-# Keys gathered per chunk while holding the GIL, then hashed without it.
-DEF _CHUNK = 2048
-cdef enum:
-    _RAW = 0      # bytes, or the UTF-8 of a compact ASCII str: hash as they are
-    _DONE = 255   # already hashed (buffer-protocol objects)
-
-
-cdef inline uint64_t _hash_units(const void* data, Py_ssize_t n, int kind, uint32_t seed,
-                                 uint8_t** scratch, Py_ssize_t* cap) noexcept nogil:
-    # MurmurHash3 (first half) of the UTF-8 of n units of ``kind`` bytes, or of n raw
-    # bytes for kind _RAW; returns 0 with *cap = -1 on a code point without UTF-8.
-    cdef uint64_t out[2]
-    cdef Py_ssize_t m
-    cdef uint8_t* grown
-    if kind == _RAW:
-        _murmur3_x64_128(<const uint8_t*>data, n, seed, out)
-        return out[0]
-    if 4 * n > cap[0]:
-        grown = <uint8_t*>realloc(scratch[0], 4 * n + 64)
-        if grown == NULL:
-            cap[0] = -2
-            return 0
-        scratch[0] = grown
-        cap[0] = 4 * n + 64
-    m = _utf8_encode(kind, data, n, scratch[0])
-    if m < 0:
-        cap[0] = -1
-        return 0
-    _murmur3_x64_128(scratch[0], m, seed, out)
-    return out[0]
-
-
 cdef inline bint _narrow_ascii(const uint32_t* cps, Py_ssize_t n, uint8_t* out) noexcept nogil:
     # UCS4 to bytes when every code point is ASCII (then UTF-8 is the same bytes).
     cdef Py_ssize_t i
@@ -197,14 +164,39 @@ cdef inline bint _narrow_ascii(const uint32_t* cps, Py_ssize_t n, uint8_t* out) 
     return acc < 0x80
 
 
-cdef int _check_scratch(Py_ssize_t cap, object item) except -1:
-    if cap == -2:
-        raise MemoryError()
-    if cap == -1:
-        # No UTF-8 form (a lone surrogate): let Python raise its UnicodeEncodeError.
-        str(item).encode("utf-8")
-        raise ValueError(f"keys hold a string without a UTF-8 encoding: {item!r}.")
-    return 0
+cdef object _hash_sequence(keys, int algo, uint64_t seed):
+    cdef list items = keys if type(keys) is list else list(keys)
+    cdef Py_ssize_t n = len(items)
+    cdef Py_ssize_t start, stop, i, m
+    cdef TextItem chunk[TEXT_CHUNK]
+    cdef TextHasher th
+    cdef Py_ssize_t bad = -1
+    result = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] res = result
+    text_hasher_init(&th, algo, seed)
+    try:
+        start = 0
+        while start < PyList_GET_SIZE(<PyObject*>items):
+            stop = min(start + TEXT_CHUNK, PyList_GET_SIZE(<PyObject*>items), n)
+            if stop <= start:
+                break
+            m = stop - start
+            gather_text(items, start, stop, chunk, &th, True)
+            with nogil:
+                for i in range(m):
+                    res[start + i] = hash_item(&th, &chunk[i])
+                    if th.cap < 0:
+                        bad = start + i
+                        break
+            release_text(chunk, m)
+            if bad >= 0:
+                raise_unhashable(&th, items[bad])
+            start = stop
+        if start < n:
+            raise RuntimeError("keys changed size while being hashed.")
+    finally:
+        free(th.scratch)
+    return result
 
 
 def hash_bytes_sequence(keys, seed=0):
@@ -228,57 +220,85 @@ def hash_bytes_sequence(keys, seed=0):
     TypeError
         If an item is not bytes-like or str.
     """
-    cdef uint32_t s = _check_seed32(seed)
-    cdef list items = keys if type(keys) is list else list(keys)
-    cdef Py_ssize_t n = len(items)
-    cdef Py_ssize_t start, stop, i, j
-    cdef const void* ptrs[_CHUNK]
-    cdef Py_ssize_t lens[_CHUNK]
-    cdef unsigned char kinds[_CHUNK]
-    cdef uint8_t* scratch = NULL
-    cdef Py_ssize_t cap = 0
+    return _hash_sequence(keys, ALGO_MURMUR3, _check_seed32(seed))
+
+
+def text_keys(keys, seed=0):
+    """The 64-bit text-key hash of each ``bytes``/``str`` item (UTF-8), as the sketch uses.
+
+    The hash of ``skpaper.sketch`` string keys (see ``_skhash.h``): one folded
+    64x64-bit multiplication per 16 bytes, keyed by two words drawn from
+    ``seed``. ``str`` keys hash as their UTF-8 encoding, read from the string's
+    buffer; the same key gives the same value as ``bytes``, in a numpy ``U`` or
+    ``S`` array (:func:`text_keys_array`) or in a ``StringDType`` array.
+
+    Parameters
+    ----------
+    keys : iterable of bytes, bytearray, memoryview or str
+    seed : int, default=0
+        Seed in ``[0, 2**64)``.
+
+    Returns
+    -------
+    keys : ndarray of uint64
+
+    Raises
+    ------
+    TypeError
+        If an item is not bytes-like or str.
+    ValueError
+        If a ``str`` has no UTF-8 form (a lone surrogate); the error is a
+        ``UnicodeEncodeError``.
+    """
+    return _hash_sequence(keys, ALGO_TEXT_KEY, _check_seed64(seed))
+
+
+cdef object _hash_text(arr, int algo, uint64_t seed):
+    arr = np.asarray(arr)
+    if arr.dtype.kind not in "US":
+        raise TypeError(f"arr must have a numpy U or S dtype, got {arr.dtype}.")
+    if arr.dtype.kind == "U" and not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    arr = np.ascontiguousarray(arr.reshape(-1))
+    cdef Py_ssize_t n = arr.shape[0]
+    cdef Py_ssize_t width = arr.dtype.itemsize
+    cdef int unit = 4 if arr.dtype.kind == "U" else 1
+    cdef Py_ssize_t length = width // unit
+    cdef const uint8_t[::1] raw = arr.view(np.uint8).reshape(-1) if n * width else \
+        np.zeros(1, dtype=np.uint8)
+    cdef const uint8_t* base = &raw[0]
+    cdef const uint32_t* cps
+    cdef Py_ssize_t i, m
+    cdef TextHasher th
     cdef Py_ssize_t bad = -1
-    cdef object item
-    cdef const uint8_t[::1] view
-    cdef uint64_t out[2]
     result = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] res = result
+    text_hasher_init(&th, algo, seed)
     try:
-        for start in range(0, n, _CHUNK):
-            stop = min(start + _CHUNK, n)
-            for i in range(start, stop):
-                j = i - start
-                item = items[i]
-                if isinstance(item, str):
-                    if PyUnicode_IS_COMPACT_ASCII(item):
-                        kinds[j] = _RAW
+        if unit == 4 and scratch_reserve(&th, 4 * length) != 0:
+            raise MemoryError()
+        with nogil:
+            for i in range(n):
+                m = length
+                if unit == 4:
+                    cps = <const uint32_t*>(base + i * width)
+                    while m > 0 and cps[m - 1] == 0:
+                        m -= 1
+                    if _narrow_ascii(cps, m, th.scratch + 8):
+                        res[i] = hash_padded(&th, th.scratch + 8, m)
                     else:
-                        kinds[j] = PyUnicode_KIND(item)
-                    ptrs[j] = PyUnicode_DATA(item)
-                    lens[j] = PyUnicode_GET_LENGTH(item)
-                elif isinstance(item, bytes):
-                    kinds[j] = _RAW
-                    ptrs[j] = PyBytes_AS_STRING(item)
-                    lens[j] = PyBytes_GET_SIZE(item)
+                        res[i] = hash_units(&th, cps, m, 4)
                 else:
-                    view = _as_bytes_view(item)
-                    _murmur3_x64_128(&view[0] if view.shape[0] > 0 else NULL,
-                                     view.shape[0], s, out)
-                    res[i] = out[0]
-                    kinds[j] = _DONE
-            # ``items`` holds a reference to every key, and str/bytes are immutable.
-            with nogil:
-                for i in range(start, stop):
-                    j = i - start
-                    if kinds[j] != _DONE:
-                        res[i] = _hash_units(ptrs[j], lens[j], kinds[j], s, &scratch, &cap)
-                        if cap < 0:
-                            bad = i
-                            break
-            if bad >= 0:
-                _check_scratch(cap, items[bad])
+                    while m > 0 and base[i * width + m - 1] == 0:
+                        m -= 1
+                    res[i] = hash_raw(&th, base + i * width, m)
+                if th.cap < 0:
+                    bad = i
+                    break
+        if bad >= 0:
+            raise_unhashable(&th, arr[bad])
     finally:
-        free(scratch)
+        free(th.scratch)
     return result
 
 
@@ -299,57 +319,23 @@ def hash_text_array(arr, seed=0):
     -------
     hashes : ndarray of uint64
     """
-    arr = np.asarray(arr)
-    if arr.dtype.kind not in "US":
-        raise TypeError(f"arr must have a numpy U or S dtype, got {arr.dtype}.")
-    if arr.dtype.kind == "U" and not arr.dtype.isnative:
-        arr = arr.astype(arr.dtype.newbyteorder("="))
-    arr = np.ascontiguousarray(arr.reshape(-1))
-    cdef uint32_t s = _check_seed32(seed)
-    cdef Py_ssize_t n = arr.shape[0]
-    cdef Py_ssize_t width = arr.dtype.itemsize
-    cdef int unit = 4 if arr.dtype.kind == "U" else 1
-    cdef Py_ssize_t length = width // unit
-    cdef const uint8_t[::1] raw = arr.view(np.uint8).reshape(-1) if n * width else \
-        np.zeros(1, dtype=np.uint8)
-    cdef const uint8_t* base = &raw[0]
-    cdef const uint32_t* cps
-    cdef Py_ssize_t i, m
-    cdef uint8_t* scratch = NULL
-    cdef Py_ssize_t cap = 0
-    cdef Py_ssize_t bad = -1
-    cdef uint64_t out[2]
-    result = np.empty(n, dtype=np.uint64)
-    cdef uint64_t[::1] res = result
-    try:
-        if unit == 4:
-            scratch = <uint8_t*>malloc(4 * length + 64)
-            if scratch == NULL:
-                raise MemoryError()
-            cap = 4 * length + 64
-        with nogil:
-            for i in range(n):
-                m = length
-                if unit == 4:
-                    cps = <const uint32_t*>(base + i * width)
-                    while m > 0 and cps[m - 1] == 0:
-                        m -= 1
-                    if m > cap:
-                        res[i] = _hash_units(cps, m, 4, s, &scratch, &cap)
-                    elif _narrow_ascii(cps, m, scratch):
-                        _murmur3_x64_128(scratch, m, s, out)
-                        res[i] = out[0]
-                    else:
-                        res[i] = _hash_units(cps, m, 4, s, &scratch, &cap)
-                else:
-                    while m > 0 and base[i * width + m - 1] == 0:
-                        m -= 1
-                    res[i] = _hash_units(base + i * width, m, _RAW, s, &scratch, &cap)
-                if cap < 0:
-                    bad = i
-                    break
-        if bad >= 0:
-            _check_scratch(cap, arr[bad])
-    finally:
-        free(scratch)
-    return result
+    return _hash_text(arr, ALGO_MURMUR3, _check_seed32(seed))
+
+
+def text_keys_array(arr, seed=0):
+    """:func:`text_keys` of every string of a numpy ``U`` or ``S`` array, without the GIL.
+
+    Equal to :func:`text_keys` of ``arr.tolist()`` (trailing NULs dropped as
+    numpy does; ``U`` items hash as their UTF-8).
+
+    Parameters
+    ----------
+    arr : ndarray of dtype U or S, 1-D
+    seed : int, default=0
+        Seed in ``[0, 2**64)``.
+
+    Returns
+    -------
+    keys : ndarray of uint64
+    """
+    return _hash_text(arr, ALGO_TEXT_KEY, _check_seed64(seed))

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""MurmurHash3 of numpy 2 ``StringDType`` arrays, read through numpy's string API.
+"""Hashes of numpy 2 ``StringDType`` arrays, read through numpy's string API.
 
 Built against the numpy 2.0 C API (it is only imported when such an array
 arrives, so numpy 1.x installs never load it).
@@ -10,11 +10,11 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
-from _hashcore cimport _murmur3_x64_128
+from _hashcore cimport ALGO_MURMUR3, ALGO_TEXT_KEY, TextHasher, hash_raw, text_hasher_init
 
 cnp.import_array()
 
-__all__ = ["hash_string_dtype_array"]
+__all__ = ["hash_string_dtype_array", "string_dtype_keys"]
 
 
 cdef extern from "numpy/ndarraytypes.h":
@@ -35,6 +35,37 @@ cdef extern from "numpy/arrayobject.h":
                        npy_static_string* unpacked) nogil
 
 
+cdef object _hash_string_dtype(cnp.ndarray arr, int algo, uint64_t seed):
+    if arr.dtype.kind != "T" or arr.ndim != 1 or not arr.flags.c_contiguous:
+        raise TypeError("arr must be a 1-D contiguous StringDType array.")
+    cdef Py_ssize_t n = arr.shape[0]
+    cdef Py_ssize_t width = arr.dtype.itemsize
+    cdef char* base = <char*>cnp.PyArray_DATA(arr)
+    cdef npy_string_allocator* allocator
+    cdef npy_static_string view
+    cdef TextHasher th
+    cdef Py_ssize_t i
+    cdef Py_ssize_t bad = -1
+    cdef int status
+    result = np.empty(n, dtype=np.uint64)
+    cdef uint64_t[::1] res = result
+    text_hasher_init(&th, algo, seed)
+    allocator = NpyString_acquire_allocator(
+        <const PyArray_StringDTypeObject*>cnp.PyArray_DESCR(arr))
+    with nogil:
+        for i in range(n):
+            status = NpyString_load(
+                allocator, <const npy_packed_static_string*>(base + i * width), &view)
+            if status != 0:
+                bad = i
+                break
+            res[i] = hash_raw(&th, <const uint8_t*>view.buf, <Py_ssize_t>view.size)
+        NpyString_release_allocator(allocator)
+    if bad >= 0:
+        raise ValueError(f"keys must not hold missing strings, got one at position {bad}.")
+    return result
+
+
 def hash_string_dtype_array(cnp.ndarray arr, uint32_t seed):
     """Hash each item of a 1-D ``StringDType`` array (its UTF-8 bytes) with MurmurHash3.
 
@@ -53,31 +84,27 @@ def hash_string_dtype_array(cnp.ndarray arr, uint32_t seed):
     ValueError
         If an item is missing (the dtype's ``na_object``).
     """
-    if arr.dtype.kind != "T" or arr.ndim != 1 or not arr.flags.c_contiguous:
-        raise TypeError("arr must be a 1-D contiguous StringDType array.")
-    cdef Py_ssize_t n = arr.shape[0]
-    cdef Py_ssize_t width = arr.dtype.itemsize
-    cdef char* base = <char*>cnp.PyArray_DATA(arr)
-    cdef npy_string_allocator* allocator
-    cdef npy_static_string view
-    cdef uint64_t out[2]
-    cdef Py_ssize_t i
-    cdef Py_ssize_t bad = -1
-    cdef int status
-    result = np.empty(n, dtype=np.uint64)
-    cdef uint64_t[::1] res = result
-    allocator = NpyString_acquire_allocator(
-        <const PyArray_StringDTypeObject*>cnp.PyArray_DESCR(arr))
-    with nogil:
-        for i in range(n):
-            status = NpyString_load(
-                allocator, <const npy_packed_static_string*>(base + i * width), &view)
-            if status != 0:
-                bad = i
-                break
-            _murmur3_x64_128(<const uint8_t*>view.buf, <Py_ssize_t>view.size, seed, out)
-            res[i] = out[0]
-        NpyString_release_allocator(allocator)
-    if bad >= 0:
-        raise ValueError(f"keys must not hold missing strings, got one at position {bad}.")
-    return result
+    return _hash_string_dtype(arr, ALGO_MURMUR3, seed)
+
+
+def string_dtype_keys(cnp.ndarray arr, uint64_t seed):
+    """The sketch's text-key hash of each item of a 1-D ``StringDType`` array.
+
+    Equal to ``skpaper._ext._hashing.text_keys`` of the same strings.
+
+    Parameters
+    ----------
+    arr : ndarray of numpy.dtypes.StringDType, 1-D and contiguous
+    seed : int
+        Seed in ``[0, 2**64)``.
+
+    Returns
+    -------
+    keys : ndarray of uint64
+
+    Raises
+    ------
+    ValueError
+        If an item is missing (the dtype's ``na_object``).
+    """
+    return _hash_string_dtype(arr, ALGO_TEXT_KEY, seed)

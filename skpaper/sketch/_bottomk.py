@@ -6,14 +6,18 @@ import zlib
 
 import numpy as np
 
-from .._ext._bottomk import bottomk_merge, bottomk_update
-from ._keys import as_key_array, check_seed, mix_seed
+from .._ext._bottomk import bottomk_merge, bottomk_update, bottomk_update_text
+from ._keys import (
+    TEXT_HASH_VERSION, as_key_array, check_seed, mix_seed, mixed_type_error, text_list,
+)
 
 __all__ = ["BottomKSketch", "merge_sketches"]
 
 _MAGIC = b"SKBK"
-# Version 2 appends a CRC-32 of everything before it; version 1 had none.
-_VERSION = 2
+# Version 2 appended a CRC-32 of everything before it (version 1 had none);
+# version 3 has the layout of version 2 and marks text-key hash version 2 (byte
+# and str keys hashed by the text-key hash instead of MurmurHash3).
+_VERSION = 3
 _HEADER = struct.Struct("<4sB3sIIQ")  # magic, version, reserved (zero), k, size, seed
 _CRC = struct.Struct("<I")
 #: Largest sketch size (128 MiB of hashes).
@@ -69,9 +73,15 @@ class BottomKSketch:
     -----
     Integer keys hash as ``splitmix64(key ^ splitmix64(seed))``; a negative
     integer key is read as its 64-bit two's complement, so ``-1`` and
-    ``2**64 - 1`` are the same key. Byte and
-    ``str`` keys (UTF-8) first pass through MurmurHash3 x64_128 keyed with the
-    low 32 bits of ``splitmix64(seed)``. With :math:`\\tau_k` the k-th smallest hash in (0, 1), the
+    ``2**64 - 1`` are the same key. Byte and ``str`` keys (UTF-8) are first
+    compressed to 64 bits by the text-key hash (one folded 64x64-bit
+    multiplication per 16 bytes, keyed by ``splitmix64(seed)``; text-key hash
+    version 2, serialization format 3). Version 1 (format 2) used MurmurHash3
+    x64_128 there, which gives other hashes for the same byte and str keys, so
+    format-2 sketches are rejected rather than merged with new ones. A ``str``
+    hashes as its UTF-8 bytes whatever its container, so sketches of the same
+    words merge whether they came as ``str``, ``bytes``, numpy ``U``/``S`` or
+    ``StringDType`` arrays. With :math:`\\tau_k` the k-th smallest hash in (0, 1), the
     estimate of the number of distinct keys :math:`n` is the unbiased
     :math:`(k - 1) / \\tau_k` (section 2 of [1]_); below ``k`` distinct keys
     the sketch holds every key and the count is exact. The memory is ``O(k)``:
@@ -141,15 +151,40 @@ class BottomKSketch:
             Lists of ``str``/``bytes``, numpy ``U``/``S`` arrays and numpy 2
             ``StringDType`` arrays hash in Cython from the strings' buffers;
             ``str`` keys hash as their UTF-8 bytes (``"a"`` equals ``b"a"``).
+            A list (or tuple) of ``str``/``bytes`` is hashed and folded in one
+            pass, in chunks that run without the GIL.
 
         Returns
         -------
         self : BottomKSketch
+
+        Raises
+        ------
+        TypeError
+            If the keys mix text and other types, or are of an unsupported type.
+        ValueError
+            If a float key is not integral, or a ``str`` key has no UTF-8 form
+            (a lone surrogate: ``UnicodeEncodeError``). The sketch is then left
+            unchanged.
         """
+        items = text_list(keys)
+        if items is not None:
+            self._update_text(items)
+            return self
         arr = as_key_array(keys, self._mixed)
         self._reserve()
         self._size = bottomk_update(self._hashes, self._size, arr, np.uint64(self._mixed))
         return self
+
+    def _update_text(self, items):
+        self._reserve()
+        # The kernel works in place; on an error the copy is dropped.
+        work = self._hashes if self._size == 0 else self._hashes.copy()
+        try:
+            size = bottomk_update_text(work, self._size, items, np.uint64(self._mixed))
+        except TypeError:
+            raise mixed_type_error(items, "keys") from None
+        self._hashes, self._size = work, size
 
     def _reserve(self):
         # A deserialized sketch holds only its payload until it grows.
@@ -234,9 +269,11 @@ class BottomKSketch:
     def to_bytes(self):
         """Serialize to a compact little-endian byte string.
 
-        Format version 2: a 24-byte header (magic ``SKBK``, version, three zero
+        Format version 3: a 24-byte header (magic ``SKBK``, version, three zero
         bytes, ``k``, size, seed), the sorted hashes (8 bytes each), and a
-        CRC-32 of everything before it.
+        CRC-32 of everything before it. Version 3 has the layout of version 2
+        and marks the text-key hash of byte and str keys (version 2 sketches
+        hashed them with MurmurHash3).
         """
         header = _HEADER.pack(_MAGIC, _VERSION, bytes(3), self._k, self._size, self._seed)
         body = header + self._hashes[: self._size].astype("<u8").tobytes()
@@ -261,9 +298,10 @@ class BottomKSketch:
         Raises
         ------
         ValueError
-            If ``data`` is not a valid version-2 serialized sketch. Version 1
-            (no checksum) is rejected: serialize the sketch again with this
-            version.
+            If ``data`` is not a valid version-3 serialized sketch. Version 1
+            (no checksum) and version 2 (byte and str keys hashed with
+            MurmurHash3, so its hashes would not merge with this version's)
+            are rejected: rebuild the sketch from its keys with this version.
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, got {type(data).__name__}.")
@@ -279,7 +317,16 @@ class BottomKSketch:
         if data[4] == 1:
             raise ValueError(
                 "data is a version-1 BottomKSketch, which carries no checksum and is no "
-                "longer read; serialize the sketch again with this version (version 2)."
+                "longer read; rebuild the sketch from its keys with this version "
+                f"(version {_VERSION})."
+            )
+        if data[4] == 2:
+            raise ValueError(
+                "data is a version-2 BottomKSketch, whose byte and str keys were hashed "
+                "with MurmurHash3 (text-key hash version 1); this version hashes them "
+                f"with text-key hash version {TEXT_HASH_VERSION}, so the two would not "
+                "merge. Rebuild the sketch from its keys with this version "
+                f"(version {_VERSION})."
             )
         if data[4] != _VERSION:
             raise ValueError(

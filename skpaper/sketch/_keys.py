@@ -1,21 +1,27 @@
 """Turning user keys into the 64-bit integers that the bottom-k kernels hash.
 
 Integer keys are used as they are; a negative key is read as its 64-bit two's
-complement, so ``-1`` and ``2**64 - 1`` are the same key. Byte and string keys are first mapped to 64 bits with MurmurHash3
-x64_128 keyed by the low half of the mixed seed, so the full 64-bit seed still
-keys the final ``splitmix64(key ^ mixed)`` hash of every key kind. The user's
-seed is mixed first (``mixed = splitmix64(seed)``): with a raw XOR, small seeds
-only permute the low bits and a contiguous key range would hash to the same set
-under every small seed.
+complement, so ``-1`` and ``2**64 - 1`` are the same key. Byte and string keys
+(``str`` as UTF-8) are first mapped to 64 bits with the text-key hash of
+``src_ext/_skhash.h`` (:data:`TEXT_HASH_VERSION` 2; version 1 was MurmurHash3
+x64_128 keyed by the low half of the mixed seed), keyed by the full mixed seed,
+and then take the same final ``splitmix64(key ^ mixed)`` hash as integers. The
+user's seed is mixed first (``mixed = splitmix64(seed)``): with a raw XOR,
+small seeds only permute the low bits and a contiguous key range would hash to
+the same set under every small seed.
 """
 
 import numbers
 
 import numpy as np
 
-from .._ext._hashing import hash_bytes_sequence, hash_text_array, hash_uint64, splitmix64
+from .._ext._hashing import hash_uint64, splitmix64, text_keys, text_keys_array
 
-_MASK32 = 0xFFFFFFFF
+#: Version of the hash of byte and string keys: 1 was MurmurHash3 x64_128 (format
+#: version 2 of serialized sketches), 2 is the text-key hash (format version 3).
+TEXT_HASH_VERSION = 2
+_TEXT_TYPES = (bytes, bytearray, memoryview, str)
+
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _INT64_MIN = -(2**63)
 
@@ -67,15 +73,36 @@ def _python_ints(items, name):
     return out
 
 
+def mixed_type_error(items, name):
+    """The TypeError for a list of text keys that holds something else."""
+    bad = next(v for v in items if not isinstance(v, _TEXT_TYPES))
+    return TypeError(
+        f"{name} must all be integers or all be bytes/str, got a mix including "
+        f"{type(bad).__name__}."
+    )
+
+
 def _text_keys(items, seed, name):
     try:
-        return hash_bytes_sequence(items, seed & _MASK32)
+        return text_keys(items, seed)
     except TypeError:
-        bad = next(v for v in items if not isinstance(v, (bytes, bytearray, memoryview, str)))
-        raise TypeError(
-            f"{name} must all be integers or all be bytes/str, got a mix including "
-            f"{type(bad).__name__}."
-        ) from None
+        raise mixed_type_error(items, name) from None
+
+
+def text_list(keys):
+    """``keys`` as a list if it is a non-empty list or tuple of text keys, else None.
+
+    Only the first item is checked: the text kernels reject any other item.
+    """
+    if type(keys) is list:
+        items = keys
+    elif type(keys) is tuple:
+        items = list(keys)
+    else:
+        return None
+    if items and isinstance(items[0], _TEXT_TYPES):
+        return items
+    return None
 
 
 def as_key_array(keys, mixed, name="keys"):
@@ -87,8 +114,8 @@ def as_key_array(keys, mixed, name="keys"):
         Integer arrays (any integer dtype, or floats that are all integral) take
         the fast path without any Python loop.
     mixed : int
-        The mixed sketch seed (:func:`mix_seed`); its low 32 bits key the
-        MurmurHash3 of byte/str keys.
+        The mixed sketch seed (:func:`mix_seed`); it also keys the text-key
+        hash of byte/str keys.
     name : str, default="keys"
         Parameter name used in error messages.
 
@@ -105,14 +132,15 @@ def as_key_array(keys, mixed, name="keys"):
         arr = np.asarray(keys)
     else:
         try:
-            items = list(keys)
+            # A list is read in place: no copy of a long list of words.
+            items = keys if type(keys) is list else list(keys)
         except TypeError:
             raise TypeError(
                 f"{name} must be an array or an iterable of keys, got {type(keys).__name__}."
             ) from None
         if not items:
             return np.empty(0, dtype=np.uint64)
-        if isinstance(items[0], (bytes, bytearray, memoryview, str)):
+        if isinstance(items[0], _TEXT_TYPES):
             return _text_keys(items, mixed, name)
         if all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
                for v in items):
@@ -141,18 +169,18 @@ def as_key_array(keys, mixed, name="keys"):
     if kind == "f":
         return _integral_floats(arr.astype(np.float64, copy=False), name)
     if kind in "US":
-        return hash_text_array(arr, mixed & _MASK32)
+        return text_keys_array(arr, mixed)
     if kind == "T":
         # numpy 2 StringDType, read through numpy's string API (numpy 2 only).
-        from .._ext._strings import hash_string_dtype_array
+        from .._ext._strings import string_dtype_keys
 
         try:
-            return hash_string_dtype_array(np.ascontiguousarray(arr), mixed & _MASK32)
+            return string_dtype_keys(np.ascontiguousarray(arr), mixed)
         except ValueError as exc:
             raise ValueError(f"{name} {exc.args[0].removeprefix('keys ')}") from None
     if kind == "O":
         items = arr.tolist()
-        if items and isinstance(items[0], (bytes, bytearray, memoryview, str)):
+        if items and isinstance(items[0], _TEXT_TYPES):
             return _text_keys(items, mixed, name)
         if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in items):
             return _python_ints(items, name)

@@ -1,0 +1,210 @@
+"""The text-key hash of str/bytes keys: one value per key whatever its container."""
+
+import numpy as np
+import pytest
+
+from skpaper._ext._bottomk import bottomk_update, bottomk_update_text
+from skpaper._ext._hashing import hash_uint64, splitmix64, text_keys, text_keys_array
+from skpaper.sketch import BottomKSketch, RobustCardinalitySketch
+from skpaper.sketch._keys import TEXT_HASH_VERSION, key_hashes, mix_seed
+
+_M64 = 2**64 - 1
+
+
+def _splitmix(x):
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def _fold(a, b):
+    p = a * b
+    return (p & _M64) ^ (p >> 64)
+
+
+def _reference_text_key(data, seed):
+    """The text-key hash, written from its definition in ``src_ext/_skhash.h``."""
+    k0 = _splitmix(seed ^ 0x6A09E667F3BCC909)
+    k1 = _splitmix(seed ^ 0xBB67AE8584CAA73B)
+    n = len(data)
+    h = k0 ^ ((n * 0x9E3779B97F4A7C15) & _M64)
+
+    def word(b):
+        return int.from_bytes(b, "little")
+
+    if n <= 8:
+        return _fold(word(data) ^ k1, h)
+    if n <= 16:
+        return _fold(word(data[:8]) ^ k1, word(data[-8:]) ^ h)
+    i = 0
+    while n - i > 16:
+        h = _fold(word(data[i:i + 8]) ^ k1, word(data[i + 8:i + 16]) ^ h)
+        i += 16
+    return _fold(word(data[-16:-8]) ^ k1, word(data[-8:]) ^ h)
+
+
+class _Str(str):
+    pass
+
+
+# ASCII, latin-1 beyond ASCII (1-byte kind), UCS-2 (2-byte kind), astral code
+# points (4-byte kind), mixed kinds past one 16-byte block, and a str subclass.
+TEXT = ["", "a", "ab", "abc", "word", "seven77", "eight888", "ninenine9", "x" * 16, "y" * 17,
+        "z" * 33, "caf\u00e9", "\u00ff" * 9, "\u00e9t\u00e9", "\u0394\u03b5\u03bb\u03c4\u03b1",
+        "\u65e5\u672c\u8a9e", "emoji \U0001f600", "\U0001f600" * 5, "na\u00efve" * 7,
+        "trailing space ", _Str("subclass"), "\u0394" * 17]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**64 - 1, 0x0123456789ABCDEF])
+def test_text_key_matches_its_definition(seed):
+    rng = np.random.default_rng(seed % 2**32)
+    data = [rng.integers(0, 256, n, dtype=np.uint8).tobytes() for n in range(0, 70)]
+    data += [t.encode() for t in TEXT]
+    want = np.array([_reference_text_key(d, seed) for d in data], dtype=np.uint64)
+    np.testing.assert_array_equal(text_keys(data, seed), want)
+    # bytearray and memoryview items take the generic loads, bytes the padded ones.
+    np.testing.assert_array_equal(text_keys([bytearray(d) for d in data], seed), want)
+    np.testing.assert_array_equal(text_keys([memoryview(d) for d in data], seed), want)
+
+
+@pytest.mark.parametrize("seed", [3, 2**63 + 5])
+def test_text_key_is_the_same_in_every_container(seed):
+    want = text_keys([t.encode("utf-8") for t in TEXT], seed)
+    np.testing.assert_array_equal(text_keys(TEXT, seed), want)
+    np.testing.assert_array_equal(text_keys(tuple(TEXT), seed), want)
+    arr = np.array(TEXT)
+    np.testing.assert_array_equal(text_keys_array(arr, seed), want)
+    swapped = arr.astype(arr.dtype.newbyteorder(">"))
+    np.testing.assert_array_equal(text_keys_array(swapped, seed), want)
+    np.testing.assert_array_equal(text_keys_array(arr[::3], seed), want[::3])
+    raw = np.array([t.encode() for t in TEXT])
+    np.testing.assert_array_equal(text_keys_array(raw, seed), want)
+    string_dtype = getattr(getattr(np, "dtypes", None), "StringDType", None)
+    if string_dtype is not None:
+        from skpaper._ext._strings import string_dtype_keys
+
+        long = TEXT + ["w" * 300]
+        np.testing.assert_array_equal(
+            string_dtype_keys(np.array(long, dtype=string_dtype()), seed),
+            text_keys(long, seed))
+    assert len(set(want.tolist())) == len(TEXT)
+
+
+def test_sketches_of_the_same_words_merge_across_containers():
+    words = [TEXT[i % len(TEXT)] + str(i % 500) for i in range(3000)]
+    ref = BottomKSketch(k=64, seed=11).update(words)
+    mixed = mix_seed(11)
+    np.testing.assert_array_equal(
+        ref.hashes, np.unique(hash_uint64(text_keys(words, mixed), mixed))[:64])
+    containers = [tuple(words), [w.encode() for w in words], np.array(words),
+                  np.array(words, dtype=object), np.array([w.encode() for w in words]),
+                  [bytearray(w.encode()) for w in words]]
+    string_dtype = getattr(getattr(np, "dtypes", None), "StringDType", None)
+    if string_dtype is not None:
+        containers.append(np.array(words, dtype=string_dtype()))
+    for keys in containers:
+        assert BottomKSketch(k=64, seed=11).update(keys) == ref
+    # Halves sketched from different containers merge into the sketch of all.
+    half = len(words) // 2
+    a = BottomKSketch(k=64, seed=11).update(words[:half])
+    b = BottomKSketch(k=64, seed=11).update(np.array([w.encode() for w in words[half:]]))
+    assert a.merge(b) == ref
+    # The robust estimator's query path hashes the same keys alike.
+    robust = RobustCardinalitySketch(k=64, random_state=0).fit()
+    seed = robust._secret_seed
+    np.testing.assert_array_equal(
+        key_hashes(words, seed), hash_uint64(text_keys(words, mix_seed(seed)), mix_seed(seed)))
+    np.testing.assert_array_equal(key_hashes(np.array(words), seed), key_hashes(words, seed))
+
+
+@pytest.mark.parametrize("k", [2, 7, 256, 4096, 70_000])
+def test_fused_text_update_equals_the_reference(k):
+    # Past several chunks of 512 keys, with repeats; k = 70,000 takes the sorted
+    # search instead of the hash set, and a short update no hash set either.
+    rng = np.random.default_rng(k)
+    words = [f"w{v}" for v in rng.integers(0, 20_000, 30_000)]
+    mixed = mix_seed(9)
+    hashes = hash_uint64(text_keys(words, mixed), mixed)
+    sketch = BottomKSketch(k=k, seed=9).update(words)
+    np.testing.assert_array_equal(sketch.hashes, np.unique(hashes)[:k])
+    step = BottomKSketch(k=k, seed=9)
+    for i in range(0, len(words), 1_234):
+        step.update(words[i:i + 1_234])
+    assert step == sketch
+    out = np.zeros(k, dtype=np.uint64)
+    size = bottomk_update_text(out, 0, words, np.uint64(mixed))
+    np.testing.assert_array_equal(out[:size], sketch.hashes)
+
+
+def test_bottomk_kernel_keeps_extreme_hashes():
+    # Hash 0 has no slot in the hash set and 2**64 - 1 equals the "not full" limit.
+    extremes = np.array([0, 2**64 - 1, 1, 2**64 - 2] * 3, dtype=np.uint64)
+    noise = np.random.default_rng(1).integers(0, 2**64, 5_000, dtype=np.uint64)
+    for keys in (extremes, np.concatenate([extremes, noise, extremes])):
+        for k in (2, 3, 8, 2_000):
+            out = np.zeros(k, dtype=np.uint64)
+            size = bottomk_update(out, 0, keys, np.uint64(0), False)
+            np.testing.assert_array_equal(out[:size], np.unique(keys)[:k])
+
+
+def test_bad_text_keys_leave_the_sketch_unchanged():
+    sketch = BottomKSketch(k=8, seed=1).update(["a", "b", "c"])
+    before = sketch.copy()
+    # A lone surrogate (UCS-2 kind) has no UTF-8 form, deep in a long list.
+    keys = [f"k{i}" for i in range(5_000)] + ["ok\ud800"]
+    with pytest.raises(UnicodeEncodeError):
+        sketch.update(keys)
+    assert sketch == before
+    with pytest.raises(TypeError, match="keys must all be integers or all be bytes/str.*int"):
+        sketch.update(["x", "y", 3])
+    assert sketch == before
+    with pytest.raises(UnicodeEncodeError):
+        sketch.update(np.array(["fine", "\udfff"]))
+    assert sketch == before
+    with pytest.raises(UnicodeEncodeError):
+        text_keys(["\ud83d\ude00"], 0)  # a surrogate pair in a str is two lone surrogates
+    # A fresh sketch that fails is empty, not half-filled.
+    fresh = BottomKSketch(k=8, seed=1)
+    with pytest.raises(UnicodeEncodeError):
+        fresh.update(keys)
+    assert len(fresh) == 0 and fresh.update(["a", "b", "c"]) == before
+
+
+def test_text_key_hash_version_is_in_the_format():
+    assert TEXT_HASH_VERSION == 2
+    data = BottomKSketch(k=8, seed=1).update(["a", "b"]).to_bytes()
+    assert data[4] == 3
+    assert BottomKSketch.from_bytes(data) == BottomKSketch(k=8, seed=1).update([b"a", b"b"])
+
+
+def test_text_keys_are_well_mixed():
+    # Structured keys (a shared prefix and consecutive numbers) give uniform
+    # sketch hashes: every output bit is balanced, one flipped input bit flips
+    # about half the output bits, and bottom-k estimates are unbiased.
+    keys = [f"user-{i:06d}".encode() for i in range(20_000)]
+    mixed = mix_seed(5)
+    hashes = hash_uint64(text_keys(keys, mixed), mixed)
+    bits = (hashes[:, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)
+    frac = bits.mean(axis=0)
+    assert np.abs(frac - 0.5).max() < 0.02  # 5.7 standard errors
+    flipped = [bytes([k[0] ^ 1]) + k[1:] for k in keys[:2_000]]
+    flipped += [k[:-1] + bytes([k[-1] ^ 4]) for k in keys[:2_000]]
+    base = np.concatenate([hashes[:2_000], hashes[:2_000]])
+    other = hash_uint64(text_keys(flipped, mixed), mixed)
+    changed = np.unpackbits((base ^ other).view(np.uint8)).reshape(-1, 64).sum(axis=1)
+    assert 31 < changed.mean() < 33 and changed.min() > 10
+    ratios = [BottomKSketch(k=256, seed=s).update(keys).estimate() / len(keys)
+              for s in range(40)]
+    assert abs(np.mean(ratios) - 1) < 0.03
+    assert 0.5 / np.sqrt(254) < np.std(ratios) < 1.5 / np.sqrt(254)
+
+
+def test_text_keys_validate_seed():
+    with pytest.raises(ValueError, match="seed"):
+        text_keys([b"a"], 2**64)
+    with pytest.raises(ValueError, match="seed"):
+        text_keys_array(np.array(["a"]), -1)
+    with pytest.raises(TypeError, match="bytes or str"):
+        text_keys([b"a", 3.0], 0)
+    assert splitmix64(0) == _splitmix(0)
