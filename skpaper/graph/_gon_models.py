@@ -120,6 +120,19 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
         "weight_decay": [Interval(Real, 0, None, closed="left")],
     }
 
+    def __init__(self, gon, *, inner_layers, outer_layers, hidden_dim, pool, lr, weight_decay,
+                 max_epochs, device, random_state, verbose, callbacks, inference_dtype):
+        super().__init__(max_epochs=max_epochs, lr=lr, device=device,
+                         random_state=random_state, verbose=verbose, callbacks=callbacks,
+                         inference_dtype=inference_dtype)
+        del self.batch_size  # full-batch training: no mini-batches
+        self.gon = gon
+        self.inner_layers = inner_layers
+        self.outer_layers = outer_layers
+        self.hidden_dim = hidden_dim
+        self.pool = pool
+        self.weight_decay = weight_decay
+
     def _check_ids(self, X, reset):
         if self.gon is None:
             raise ValueError(f"{type(self).__name__} needs gon=GraphOfNets(...) to fit: X only "
@@ -354,22 +367,16 @@ class GraphOfNetsClassifier(_BaseGONClassifier):
                  position_dim=8, position_proj="linear", lr=1e-2, weight_decay=5e-4,
                  max_epochs=200, device="auto", random_state=None, verbose=0, callbacks=None,
                  inference_dtype="float32"):
-        super().__init__(max_epochs=max_epochs, lr=lr, device=device,
-                         random_state=random_state, verbose=verbose, callbacks=callbacks,
-                         inference_dtype=inference_dtype)
-        del self.batch_size  # full-batch training: no mini-batches
-        self.gon = gon
-        self.inner_layers = inner_layers
-        self.outer_layers = outer_layers
-        self.hidden_dim = hidden_dim
-        self.pool = pool
+        super().__init__(gon, inner_layers=inner_layers, outer_layers=outer_layers,
+                         hidden_dim=hidden_dim, pool=pool, lr=lr, weight_decay=weight_decay,
+                         max_epochs=max_epochs, device=device, random_state=random_state,
+                         verbose=verbose, callbacks=callbacks, inference_dtype=inference_dtype)
         self.constraint = constraint
         self.constraint_weight = constraint_weight
         self.knn = knn
         self.knn_every = knn_every
         self.position_dim = position_dim
         self.position_proj = position_proj
-        self.weight_decay = weight_decay
 
     def _position_proj(self):
         return self.position_proj
@@ -457,16 +464,10 @@ class OuterGCNClassifier(_BaseGONClassifier):
     def __init__(self, gon=None, *, inner_layers=2, outer_layers=2, hidden_dim=64, pool="sum",
                  lr=1e-2, weight_decay=5e-4, max_epochs=200, device="auto", random_state=None,
                  verbose=0, callbacks=None, inference_dtype="float32"):
-        super().__init__(max_epochs=max_epochs, lr=lr, device=device,
-                         random_state=random_state, verbose=verbose, callbacks=callbacks,
-                         inference_dtype=inference_dtype)
-        del self.batch_size
-        self.gon = gon
-        self.inner_layers = inner_layers
-        self.outer_layers = outer_layers
-        self.hidden_dim = hidden_dim
-        self.pool = pool
-        self.weight_decay = weight_decay
+        super().__init__(gon, inner_layers=inner_layers, outer_layers=outer_layers,
+                         hidden_dim=hidden_dim, pool=pool, lr=lr, weight_decay=weight_decay,
+                         max_epochs=max_epochs, device=device, random_state=random_state,
+                         verbose=verbose, callbacks=callbacks, inference_dtype=inference_dtype)
 
 
 class InnerGINClassifier(OuterGCNClassifier):

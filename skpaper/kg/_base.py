@@ -54,8 +54,8 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
     Ids are mapped to table rows through the vocabularies fitted on X
     (``entities_``, ``relations_``, ``timestamps_``), so any non-negative ids
     work and tables are sized by the number of distinct ids.
-    Subclasses implement :meth:`_build_module` returning a
-    :class:`~skpaper.kg._models.TKGModule`.
+    Subclasses set ``_module_class`` to a :class:`~skpaper.kg._models.TKGModule`
+    subclass (and :meth:`_module_options` to its further arguments).
     """
 
     _parameter_constraints = {
@@ -130,9 +130,20 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
             return torch.optim.Adam(module.parameters(), lr=self.lr)
         return torch.optim.Adagrad(module.parameters(), lr=self.lr)
 
+    #: The :class:`~skpaper.kg._models.TKGModule` subclass the estimator trains.
+    _module_class = None
+
     @property
     def _n_relation_rows(self):
         return 2 * self.n_relations_ if self.reciprocal else self.n_relations_
+
+    def _module_options(self):
+        """Keyword arguments of ``_module_class`` beyond the table sizes, rank and scale."""
+        return {}
+
+    def _build_module(self):
+        return self._module_class(self.n_entities_, self._n_relation_rows, self.n_timestamps_,
+                                  self.rank, self.init_scale, **self._module_options())
 
     def _get_loss(self, batch):
         """1-vs-all cross-entropy (recorded as ``train_loss``) plus the N3 and time penalties."""

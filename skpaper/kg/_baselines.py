@@ -93,9 +93,7 @@ class ComplExLinkPredictor(_BaseTemporalLinkPredictor):
     (5,)
     """
 
-    def _build_module(self):
-        return ComplExModule(self.n_entities_, self._n_relation_rows, self.n_timestamps_,
-                             self.rank, self.init_scale)
+    _module_class = ComplExModule
 
 
 class TNTComplExLinkPredictor(_BaseTemporalLinkPredictor):
@@ -129,9 +127,7 @@ class TNTComplExLinkPredictor(_BaseTemporalLinkPredictor):
     True
     """
 
-    def _build_module(self):
-        return TNTComplExModule(self.n_entities_, self._n_relation_rows, self.n_timestamps_,
-                                self.rank, self.init_scale)
+    _module_class = TNTComplExModule
 
 
 class TeASTLinkPredictor(_BaseTemporalLinkPredictor):
@@ -165,6 +161,4 @@ class TeASTLinkPredictor(_BaseTemporalLinkPredictor):
     (3,)
     """
 
-    def _build_module(self):
-        return TeASTModule(self.n_entities_, self._n_relation_rows, self.n_timestamps_,
-                           self.rank, self.init_scale)
+    _module_class = TeASTModule

@@ -104,7 +104,7 @@ class TeDSLinkPredictor(_BaseTemporalLinkPredictor):
         self.time_angle = time_angle
         self.composition = composition
 
-    def _build_module(self):
-        return TeDSModule(self.n_entities_, self._n_relation_rows, self.n_timestamps_,
-                          self.rank, self.init_scale, time_angle=self.time_angle,
-                          composition=self.composition)
+    _module_class = TeDSModule
+
+    def _module_options(self):
+        return {"time_angle": self.time_angle, "composition": self.composition}

@@ -14,6 +14,7 @@ from skpaper.graph import (
     InnerGINClassifier,
     OuterGCNClassifier,
 )
+from skpaper.nn import Callback, ValidationSplit
 
 SMALL = dict(hidden_dim=8, max_epochs=5, device="cpu", random_state=0)
 
@@ -166,3 +167,29 @@ def test_pickle_cross_validation_and_grid_search(gon_data):
     search = GridSearchCV(GraphOfNetsClassifier(gon=gon, **SMALL),
                           {"constraint": ["none", "spring"]}, cv=2).fit(ids, y)
     assert search.best_params_["constraint"] in ("none", "spring")
+
+
+class _Steps(Callback):
+    def on_train_begin(self, estimator):
+        self.steps = []
+
+    def on_batch_end(self, estimator, step):
+        self.steps.append(step)
+
+
+def test_one_full_graph_step_per_epoch_records_both_losses(gon_data):
+    gon, _, _, y = gon_data
+    ids = np.arange(40).reshape(-1, 1)
+    clf = GraphOfNetsClassifier(gon=gon, callbacks=[_Steps()], **SMALL).fit(ids, y[:40])
+    steps = clf.callbacks_[0].steps
+    assert len(steps) == len(clf.history_) == SMALL["max_epochs"]
+    for step, record in zip(steps, clf.history_):
+        assert record["train_loss"] == step["train_loss"]
+        assert record["train_loss"] == pytest.approx(record["nll"] + record["constraint_loss"])
+
+
+def test_validation_split_is_refused(gon_data):
+    gon, _, _, y = gon_data
+    ids = np.arange(40).reshape(-1, 1)
+    with pytest.raises(ValueError, match="does not support ValidationSplit"):
+        OuterGCNClassifier(gon=gon, callbacks=[ValidationSplit(0.25)], **SMALL).fit(ids, y[:40])

@@ -19,6 +19,7 @@ from skpaper.graph import (
     qp_violation,
     solve_qps,
 )
+from skpaper.nn import Callback, ValidationSplit
 
 SMALL = dict(hidden_dim=16, max_epochs=5, device="cpu", random_state=0)
 
@@ -248,3 +249,42 @@ def test_exact_warm_start_needs_almost_no_iterations(labelled):
         QPGNNWarmStart().solve(X, initvals=sol[:2])
     with pytest.raises(ValueError, match="regressor is None"):
         QPGNNWarmStart().solve(X)
+
+
+class _BatchSizes(Callback):
+    def on_train_begin(self, estimator):
+        self.sizes, self.grads = [], 0
+
+    def on_batch_begin(self, estimator, batch):
+        self.sizes.append(batch[0]["n_graphs"])
+
+    def on_grad_computed(self, estimator, named_parameters):
+        self.grads += 1
+
+
+@pytest.mark.parametrize("batch_size, sizes", [(64, [16, 16]), (6, [6, 6, 4] * 2)])
+def test_training_batches_full_and_mini(labelled, batch_size, sizes):
+    X, y = labelled["X"][:16], labelled["feasible"][:16]
+    clf = QPGNNFeasibilityClassifier(hidden_dim=8, max_epochs=2, batch_size=batch_size,
+                                     device="cpu", random_state=0,
+                                     callbacks=[_BatchSizes()]).fit(X, y)
+    assert clf.callbacks_[0].sizes == sizes
+    assert clf.callbacks_[0].grads == len(sizes)
+    assert clf._full_batch is None  # the collated training batch is not kept after fit
+
+
+@pytest.mark.parametrize("batch_size", [64, 5])
+def test_validation_split_scores_the_held_out_instances(labelled, batch_size):
+    X, y = labelled["X"][:20], labelled["feasible"][:20]
+    clf = QPGNNFeasibilityClassifier(hidden_dim=8, max_epochs=3, batch_size=batch_size,
+                                     device="cpu", random_state=0,
+                                     callbacks=[ValidationSplit(0.25)]).fit(X, y)
+    _, valid = clf.callbacks_[0].split(clf, len(X))
+    logits = clf.decision_function([X[i] for i in valid])
+    target = y[valid].astype(float)
+    bce = np.mean(np.logaddexp(0.0, logits) - target * logits)
+    assert clf.history_[-1]["valid_loss"] == pytest.approx(bce, rel=1e-4)
+    sol = QPGNNRegressor(target="solution", hidden_dim=8, max_epochs=2, batch_size=batch_size,
+                         device="cpu", random_state=0, callbacks=[ValidationSplit(0.25)])
+    sol.fit(labelled["X_ok"][:12], labelled["solutions"][:12])
+    assert all(np.isfinite(r["valid_loss"]) for r in sol.history_)

@@ -19,6 +19,7 @@ from skpaper.kg import (
     hamilton_product,
     quaternion_norm,
 )
+from skpaper.nn import Callback, ValidationSplit
 
 ALL = [ComplExLinkPredictor, TNTComplExLinkPredictor, TeASTLinkPredictor, TeDSLinkPredictor]
 SMALL = dict(rank=4, max_epochs=3, batch_size=64, device="cpu", random_state=0)
@@ -288,3 +289,28 @@ def test_any_int64_ids_fit_with_tables_sized_by_distinct_ids(ids, data):
     assert est.module_.entity.shape[0] == len(np.unique(X[:, [0, 2]]))
     assert set(est.predict(X)) <= set(X[:, [0, 2]].ravel())
     assert np.all(np.isfinite(est.score_samples(X)))
+
+
+class _Steps(Callback):
+    def on_train_begin(self, estimator):
+        self.steps = []
+
+    def on_batch_end(self, estimator, step):
+        self.steps.append(step)
+
+
+def test_train_loss_is_the_fit_term_without_the_penalties(tiny):
+    # The first step starts from the same weights and batch: the recorded cross-entropy
+    # cannot depend on the regulariser weights, while the minimised loss does.
+    runs = [TNTComplExLinkPredictor(emb_reg=reg, time_reg=reg, callbacks=[_Steps()], **SMALL)
+            .fit(tiny) for reg in (0.0, 10.0)]
+    first = [est.callbacks_[0].steps[0] for est in runs]
+    assert first[0] == first[1]
+    n_rows = 2 * len(np.unique(tiny, axis=0))  # reciprocal facts
+    assert len(runs[0].callbacks_[0].steps) == SMALL["max_epochs"] * -(-n_rows // 64)
+    assert runs[0].history_ != runs[1].history_
+
+
+def test_validation_split_records_the_held_out_cross_entropy(tiny):
+    est = TeDSLinkPredictor(callbacks=[ValidationSplit(0.2)], **SMALL).fit(tiny)
+    assert all(np.isfinite(r["valid_loss"]) and r["valid_loss"] > 0 for r in est.history_)

@@ -1,5 +1,7 @@
 """Rotation math: octahedral group, quaternions, Procrustes, geodesic errors."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -49,6 +51,48 @@ def test_octahedral_group_is_the_24_signed_permutations_with_det_one():
     assert np.all(np.isin(O, [-1.0, 0.0, 1.0]))
     assert np.all(np.abs(O).sum(axis=1) == 1) and np.all(np.abs(O).sum(axis=2) == 1)
     assert len({g.tobytes() for g in O}) == 24
+
+
+def test_octahedral_group_is_scipys_group_in_the_fixed_label_order():
+    # The indices are OctahedralFlipper's class labels: permutations in lexicographic
+    # order, then sign patterns with + before -, keeping det +1.
+    expected = []
+    for perm in itertools.permutations(range(3)):
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            g = np.eye(3)[:, perm] * np.asarray(signs) + 0.0
+            if np.linalg.det(g) > 0:
+                expected.append(g)
+    O = octahedral_group()
+    np.testing.assert_array_equal(O, np.stack(expected))
+    assert not np.any(np.signbit(O) & (O == 0))  # no negative zeros
+    scipy_group = np.round(Rotation.create_group("O").as_matrix()).astype(int)
+    assert {g.tobytes() for g in O.astype(int)} == {g.tobytes() for g in scipy_group}
+    O[0] = 0.0  # callers get a copy
+    np.testing.assert_array_equal(octahedral_group()[0], np.eye(3))
+
+
+def test_random_draws_give_the_recorded_rotations():
+    # Claim figures depend on these exact matrices (same RandomState calls, same formula).
+    np.testing.assert_allclose(random_rotations(1, random_state=0)[0], [
+        [-0.292656663118294, -0.769905347902509, 0.567095964368978],
+        [0.939238969380122, -0.120187534214264, 0.321535557936072],
+        [-0.179394079975431, 0.626738152572995, 0.758298788195759]], atol=1e-14)
+    np.testing.assert_allclose(random_small_rotations(1, 10.0, random_state=0)[0], [
+        [0.999277762237519, -0.034699507663323, 0.015488643113585],
+        [0.035611496632714, 0.997370994617905, -0.063110382683589],
+        [-0.013258024179914, 0.063616375744095, 0.997886357022698]], atol=1e-14)
+
+
+def test_matrix_to_quaternion_matches_scipy_with_a_non_negative_scalar():
+    R = random_rotations(50, random_state=0)
+    q = matrix_to_quaternion(R)
+    assert q.shape == (50, 4) and np.all(q[:, 0] >= 0)
+    np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-12)
+    expected = Rotation.from_matrix(R).as_quat(scalar_first=True)
+    expected *= np.where(expected[:, :1] < 0, -1.0, 1.0)
+    np.testing.assert_allclose(q, expected, atol=1e-12)
+    assert matrix_to_quaternion(R.reshape(5, 10, 3, 3)).shape == (5, 10, 4)
+    assert matrix_to_quaternion(np.empty((0, 3, 3))).shape == (0, 4)
 
 
 def test_octahedral_group_is_closed_under_products_and_inverses():
@@ -242,6 +286,7 @@ def test_torch_losses_are_invariant_to_the_octahedral_group(global_random_seed):
     (angle_modulo_group, (np.eye(3)[None].repeat(2, 0), np.eye(3)[None].repeat(2, 0),
                           [np.eye(3)]), "one group per rotation"),
     (axis_angle_to_matrix, (np.zeros(3), 1.0), "non-zero"),
+    (matrix_to_quaternion, (np.diag([1.0, 1.0, -1.0]),), r"det R > 0"),
 ])
 def test_rotation_helpers_reject_bad_input(func, args, match):
     with pytest.raises(ValueError, match=match):
