@@ -175,4 +175,5 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.estimator_._predict_array(_check_inference_data(self, X))
+        X = _check_inference_data(self, X)
+        return self.estimator_._predict_array(X)
