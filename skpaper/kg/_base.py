@@ -124,7 +124,9 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
                     f"{name} holds {column} id {X[~known, col][0]} in column {col}, which the "
                     f"fit data lack ({vocabulary.size} {column} ids seen); declare the id "
                     f"space with {size} to score ids unseen in training.")
-        return codes[keep]    # ----------------------------------------------------------------- hooks
+        return codes[keep]
+
+    # ----------------------------------------------------------------- hooks
     def _build_optimizer(self, module):
         if self.optimizer == "adam":
             return torch.optim.Adam(module.parameters(), lr=self.lr)

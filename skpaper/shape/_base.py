@@ -88,7 +88,7 @@ def _rotate_tensor(X, R):
 
 
 def _check_channels(estimator, X, reset):
-    """Checked clouds ``X`` with the channels per point of the fit (or set them, with ``reset``)."""
+    """Clouds ``X`` (already checked) with the fit's channels per point; ``reset`` sets them."""
     channels = X.shape[-1]
     if reset:
         estimator.n_features_in_ = channels
@@ -140,7 +140,12 @@ _BASE_PARAMS_DOC = """
 
 
 class _BaseCloudNet(BaseTorchEstimator):
-    """Point-cloud network estimators: validation, point subsets, batched inference."""
+    """Point-cloud network estimators: shared parameters, input checks, training batches.
+
+    Training batches take random point subsets and, for self-supervised fits,
+    random augmentations (:meth:`_augment`); NaN gradients are zeroed before
+    each optimizer step; inference runs in batches.
+    """
 
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
