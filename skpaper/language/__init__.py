@@ -10,17 +10,10 @@ from ._distill_losses import (
 from ._distillm2 import ContrastiveDistiller
 from ._focus import FOCUS_TYPES, FocusInstructionTuner, focus_labels
 from ._focus_lm import DEFAULT_FOCUS_TEMPLATES, FocusInstructionLM, WordTokenizer
-from ._tiny_lm import (
-    BPETokenizer,
-    CharTokenizer,
-    LanguageModel,
-    TinyCausalLM,
-    lm_logits,
-    pad_sequences,
-    sample_responses,
-    sequence_log_probs,
-    token_log_probs,
-)
+from ._lm_model import TinyCausalLM, lm_logits, pad_sequences, sequence_log_probs, token_log_probs
+from ._sampling import sample_responses
+from ._tiny_lm import LanguageModel
+from ._tokenizers import BPETokenizer, CharTokenizer
 
 __all__ = [
     "BPETokenizer",

@@ -20,17 +20,13 @@ from sklearn.utils.validation import check_is_fitted
 import torch.nn.functional as F
 from torch import nn
 
-from ..nn._base import BaseTorchEstimator
+from ..nn._base import BaseTorchEstimator, GradNormClipping
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._distill_losses import forward_kl, generalized_jsd, skew_kl, skew_reverse_kl
-from ._tiny_lm import (
-    _CausalLMMixin,
-    lm_logits,
-    pad_sequences,
-    resolve_tokenizer,
-    sample_responses,
-    tokenizer_vocab_size,
-)
+from ._lm_model import lm_logits, pad_sequences
+from ._sampling import sample_responses
+from ._tiny_lm import _CausalLMMixin
+from ._tokenizers import resolve_tokenizer, tokenizer_vocab_size
 
 __all__ = ["ContrastiveDistiller"]
 
@@ -40,6 +36,8 @@ DISTILL_LOSSES = ("distillm2", "skl_both", "fkl", "seqkd", "gjsd")
 _ON_POLICY = ("distillm2", "skl_both", "gjsd")
 #: Largest number of cached teacher logits (rows x positions x vocabulary) kept per data type.
 _CACHE_LIMIT = 25_000_000
+#: Attributes that live only while ``fit`` runs.
+_FIT_STATE = ("_teacher_module", "_prompts", "_rejected", "_refs", "_n_steps", "_total_steps")
 
 
 def _target_log_probs(shifted_logits, ids):
@@ -125,8 +123,11 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the sampling of responses and the batch order.
     verbose : int, default=0
+        Show a progress bar over the epochs of all rounds when > 0.
     callbacks : list of Callback or None, default=None
-        Called after every epoch with its history record.
+        Training callbacks (:class:`skpaper.nn.Callback`); fitted copies are
+        kept in ``callbacks_``. ``ValidationSplit`` is not supported: the
+        student responses are sampled again at every round.
     inference_dtype : {"float32", "float64"}, default="float32"
 
     Attributes
@@ -151,6 +152,8 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         the second falls).
     n_iter_ : int
         Epochs run.
+    callbacks_ : list of Callback
+        The fitted copies of ``callbacks``, then the gradient clipping of ``grad_clip``.
 
     See Also
     --------
@@ -343,19 +346,29 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         self.tokenizer_ = self._resolve_tokenizer(X, teacher_tok, student_tok)
         self.vocab_size_ = tokenizer_vocab_size(self.tokenizer_)
         self.classes_ = np.arange(self.vocab_size_)
+        # A copy of the student to check sizes against; the training loop makes its own.
         self.module_ = self._make_module()
         teacher_module = self._on_device(teacher_module)
         teacher_was_training = teacher_module.training
         teacher_module.eval()
         try:
             self._teacher_module = teacher_module
-            prompts = self._encode_prompts(X)
-            self._check_sizes(prompts)
-            self._distill(prompts)
+            self._prompts = self._encode_prompts(X)
+            self._check_sizes(self._prompts)
+            n = len(self._prompts)
+            steps_per_epoch = math.ceil(n / min(int(self.batch_size), n))
+            self._total_steps = self._n_epochs() * steps_per_epoch
+            self._n_steps = 0
+            self._refs = (None, None)
+            self._rejected = None
+            self.teacher_responses_ = self._sample(teacher_module, self._prompts)
+            chosen = self._pairs(self._prompts, self.teacher_responses_)
+            # Teacher responses are fixed, so the teacher's logits on them are computed once.
+            self._fit_loop((*chosen, self._teacher_cache(chosen[0])))
         finally:
             teacher_module.train(teacher_was_training)
-            del self._teacher_module
-        self._finalize_modules()
+            for name in _FIT_STATE:
+                self.__dict__.pop(name, None)
         return self
 
     def _check_sizes(self, prompts):
@@ -422,48 +435,43 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
             return None
         return self._all_logits(self._teacher_module, ids)
 
-    def _distill(self, prompts):
-        n = len(prompts)
-        steps_per_epoch = math.ceil(n / min(int(self.batch_size), n))
-        total_steps = int(self.n_rounds) * int(self.max_epochs) * steps_per_epoch
-        optimizer = torch.optim.Adam(self.module_.parameters(), lr=self.lr)
-        self.teacher_responses_ = self._sample(self._teacher_module, prompts)
-        chosen = self._pairs(prompts, self.teacher_responses_)
-        # Teacher responses are fixed, so the teacher's logits on them are computed once.
-        chosen = (*chosen, self._teacher_cache(chosen[0]))
-        on_policy = self.loss in _ON_POLICY
-        refs = (None, None)
-        self.history_ = []
-        callbacks = list(self.callbacks or [])
-        for cb in callbacks:
-            cb.on_train_begin(self)
-        step, stop = 0, False
-        for rnd in range(int(self.n_rounds)):
-            rejected = None
-            if on_policy:
-                rejected = self._pairs(prompts, self._sample(self.module_, prompts))
-                rejected = (*rejected, self._teacher_cache(rejected[0]))
-            if self.adaptive_alpha and rnd == 0:
-                refs = tuple(
-                    None if part is None else float(self._likelihood_gap(
-                        self._all_logits(self._teacher_module, part[0]),
-                        self._all_logits(self.module_, part[0]), part[0], part[1],
-                        direction).mean())
-                    for part, direction in ((chosen, True), (rejected, self.loss != "distillm2"))
-                )
-            for _ in range(int(self.max_epochs)):
-                record, step = self._epoch(optimizer, chosen, rejected, refs, step, total_steps)
-                record = {"epoch": len(self.history_) + 1, "round": rnd + 1, **record}
-                self.history_.append(record)
-                for cb in callbacks:
-                    stop = bool(cb.on_epoch_end(self, record)) or stop
-                if stop:
-                    break
-            if stop:
-                break
-        for cb in callbacks:
-            cb.on_train_end(self)
-        self.n_iter_ = len(self.history_)
+    # ----------------------------------------------------------- training loop
+    def _n_epochs(self):
+        """Epochs of one fit: ``max_epochs`` passes in each of the ``n_rounds`` rounds."""
+        return int(self.n_rounds) * int(self.max_epochs)
+
+    def _progress(self, iterable):
+        # The base loop runs over ``range(max_epochs)``; a distillation runs every round.
+        return super()._progress(range(self._n_epochs()))
+
+    def _extra_callbacks(self):
+        return [] if self.grad_clip is None else [GradNormClipping(self.grad_clip)]
+
+    def _split_tensors(self, tensors, rows):
+        raise ValueError(f"{type(self).__name__} does not support ValidationSplit: its "
+                         "training responses are sampled again at every round.")
+
+    def _start_round(self, rnd, chosen):
+        """Sample the student responses of round ``rnd`` (and the adaptive-alpha references)."""
+        self._rejected = None
+        if self.loss in _ON_POLICY:
+            rejected = self._pairs(self._prompts, self._sample(self.module_, self._prompts))
+            self._rejected = (*rejected, self._teacher_cache(rejected[0]))
+        if self.adaptive_alpha and rnd == 0:
+            self._refs = tuple(
+                None if part is None else float(self._likelihood_gap(
+                    self._all_logits(self._teacher_module, part[0]),
+                    self._all_logits(self.module_, part[0]), part[0], part[1],
+                    direction).mean())
+                for part, direction in ((chosen, True),
+                                        (self._rejected, self.loss != "distillm2"))
+            )
+
+    def _train_epoch(self, tensors, optimizer):
+        rnd, pass_in_round = divmod(len(self.history_), int(self.max_epochs))
+        if pass_in_round == 0:
+            self._start_round(rnd, tensors)
+        return {"round": rnd + 1, **super()._train_epoch(tensors, optimizer)}
 
     def _beta_at(self, step, total_steps):
         beta = float(self.beta)
@@ -484,46 +492,46 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
                 p_logits = lm_logits(self._teacher_module, ids)[:, :-1].float()
         return ids, mask, p_logits
 
-    def _epoch(self, optimizer, chosen, rejected, refs, step, total_steps):
-        module = self.module_
-        module.train()
+    def _train_batches(self, tensors, shuffle=True):
+        """Batches of prompts: their teacher responses, then (on-policy) their student ones.
+
+        Each batch is ``(ids, mask, teacher_logits, k)``: rows ``:k`` hold the
+        teacher responses, rows ``k:`` the student responses of the same prompts.
+        """
         pad = self._special("pad", 0)
-        sums = {"train_loss": 0.0, "alpha_chosen": 0.0, "alpha_rejected": 0.0,
-                "logq_chosen": 0.0, "logq_rejected": 0.0, "beta": 0.0}
-        n_batches = 0
-        for idx in self._iter_batches(chosen[0].shape[0]):
-            idx = idx.to(chosen[0].device)
-            parts = [self._batch_part(chosen, idx)]
-            if rejected is not None:
-                parts.append(self._batch_part(rejected, idx))
+        for idx in self._iter_batches(tensors[0].shape[0], shuffle=shuffle):
+            idx = idx.to(tensors[0].device)
+            parts = [self._batch_part(tensors, idx)]
+            if self._rejected is not None:
+                parts.append(self._batch_part(self._rejected, idx))
             width = max(ids.shape[1] for ids, _, _ in parts)
             ids = torch.cat([F.pad(i, (0, width - i.shape[1]), value=pad) for i, _, _ in parts])
             mask = torch.cat([F.pad(m, (0, width - 1 - m.shape[1]), value=False)
                               for _, m, _ in parts])
             p_logits = torch.cat([F.pad(p, (0, 0, 0, width - 1 - p.shape[1]))
                                   for _, _, p in parts])
-            beta = self._beta_at(step, total_steps)
-            q_logits = lm_logits(module, ids)[:, :-1]
-            k = len(idx)
-            loss, alphas = self._loss(p_logits, q_logits, ids, mask, k, beta, refs)
-            optimizer.zero_grad()
-            loss.backward()
-            if self.grad_clip is not None:
-                nn.utils.clip_grad_norm_(module.parameters(), self.grad_clip)
-            optimizer.step()
-            with torch.no_grad():
-                logq = _target_log_probs(q_logits.detach(), ids)
-                per_seq = (logq * mask).sum(1) / mask.sum(1).clamp(min=1)
-                sums["logq_chosen"] += float(per_seq[:k].mean())
-                sums["logq_rejected"] += (float(per_seq[k:].mean()) if rejected is not None
-                                          else float("nan"))
-            sums["train_loss"] += float(loss.detach())
-            sums["alpha_chosen"] += alphas[0]
-            sums["alpha_rejected"] += alphas[1]
-            sums["beta"] += beta
-            n_batches += 1
-            step += 1
-        return {key: value / n_batches for key, value in sums.items()}, step
+            yield ids, mask, p_logits, len(idx)
+
+    def _get_loss(self, batch):
+        """The batch's loss and metrics; every step weighs the same in the epoch means."""
+        ids, mask, p_logits, k = batch
+        beta = self._beta_at(self._n_steps, self._total_steps)
+        q_logits = lm_logits(self.module_, ids)[:, :-1]
+        loss, alphas = self._loss(p_logits, q_logits, ids, mask, k, beta, self._refs)
+        with torch.no_grad():
+            logq = _target_log_probs(q_logits.detach(), ids)
+            per_seq = (logq * mask).sum(1) / mask.sum(1).clamp(min=1)
+            logq_chosen = float(per_seq[:k].mean())
+            logq_rejected = (float(per_seq[k:].mean()) if self._rejected is not None
+                             else float("nan"))
+        return {"loss": loss, "weight": 1.0, "alpha_chosen": alphas[0],
+                "alpha_rejected": alphas[1], "logq_chosen": logq_chosen,
+                "logq_rejected": logq_rejected, "beta": beta}
+
+    def _train_step(self, batch, optimizer):
+        step = super()._train_step(batch, optimizer)
+        self._n_steps += 1
+        return step
 
     def _loss(self, p_logits, q_logits, ids, mask, k, beta, refs):
         """Loss of one batch; rows ``:k`` are teacher responses, ``k:`` student ones."""

@@ -29,7 +29,8 @@ from ._focus import (
     map_spurious,
     resolve_focus_types,
 )
-from ._tiny_lm import SPECIAL_TOKENS, CharTokenizer, LanguageModel, check_texts
+from ._tiny_lm import LanguageModel
+from ._tokenizers import SPECIAL_TOKENS, CharTokenizer, check_texts
 
 __all__ = ["DEFAULT_FOCUS_TEMPLATES", "FocusInstructionLM", "WordTokenizer"]
 

@@ -1,9 +1,8 @@
 """Torch estimators: the base class, reusable modules and reference MLPs.
 
-The tiny causal language model and its tokenizers (``TinyCausalLM``, ``LanguageModel``,
-``CharTokenizer``, ``BPETokenizer``) are implemented in :mod:`skpaper.language` and are
-also reachable from here; they load on first access, since the language family itself
-builds on this package.
+The reusable modules are the LAuReL residual connections and one configurable
+transformer block; the tiny causal language model and its tokenizers live in
+:mod:`skpaper.language`.
 """
 
 from ._base import (
@@ -29,23 +28,12 @@ from ._laurel import (
 )
 from ._laurel_estimators import LaurelMLPClassifier, LaurelMLPRegressor, make_laurel_mlp
 from ._mlp import MLPClassifier, MLPRegressor, make_mlp
-
-_LANGUAGE_MODEL_NAMES = ("BPETokenizer", "CharTokenizer", "LanguageModel", "TinyCausalLM")
-
-
-def __getattr__(name):
-    if name in _LANGUAGE_MODEL_NAMES:
-        from .. import language
-
-        return getattr(language, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from ._transformer import SelfAttention, TransformerBlock
 
 
 __all__ = [
-    "BPETokenizer",
     "BaseTorchEstimator",
     "BaseTorchState",
-    "CharTokenizer",
     "Callback",
     "Checkpoint",
     "EarlyStopping",
@@ -53,7 +41,6 @@ __all__ = [
     "HalveOnPlateau",
     "LRScheduler",
     "LAUREL_VARIANTS",
-    "LanguageModel",
     "LaurelBlock",
     "LaurelConvNetClassifier",
     "LaurelMLPClassifier",
@@ -66,7 +53,8 @@ __all__ = [
     "make_laurel_convnet",
     "make_laurel_mlp",
     "make_mlp",
-    "TinyCausalLM",
+    "SelfAttention",
+    "TransformerBlock",
     "ValidationSplit",
     "resolve_device",
     "with_laurel",

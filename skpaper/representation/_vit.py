@@ -16,12 +16,18 @@ The helpers :func:`patchify`, :func:`unpatchify`, :func:`random_masking` and
 """
 
 import copy
-from numbers import Integral, Real
+from numbers import Real
 
 import torch
 from torch import nn
 
-from ..nn._laurel import LAUREL_VARIANTS, with_laurel
+# BLOCK_TYPES is part of this module's namespace for the MAE estimator.
+from ..nn._transformer import (  # noqa: F401
+    BLOCK_TYPES,
+    SelfAttention,
+    TransformerBlock,
+    _check_positive_int,
+)
 
 __all__ = [
     "MultiHeadSelfAttention",
@@ -32,16 +38,6 @@ __all__ = [
     "sincos_pos_embed_2d",
     "unpatchify",
 ]
-
-BLOCK_TYPES = ("sequential", "parallel")
-
-
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r}).")
-    if value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}.")
-    return int(value)
 
 
 def _check_grid(images, patch_size):
@@ -207,19 +203,10 @@ def random_masking(n_batch, n_tokens, mask_ratio, *, generator=None, device=None
     return keep.to(device), mask.to(device), restore.to(device)
 
 
-class LayerScale(nn.Module):
-    """Per-channel learned scale ``gamma * x`` (Touvron et al., CaiT)."""
-
-    def __init__(self, dim, init_value):
-        super().__init__()
-        self.gamma = nn.Parameter(torch.full((dim,), float(init_value)))
-
-    def forward(self, x):
-        return x * self.gamma
-
-
-class MultiHeadSelfAttention(nn.Module):
+class MultiHeadSelfAttention(SelfAttention):
     """Multi-head self-attention with optional per-head LayerNorm on queries and keys.
+
+    :class:`skpaper.nn.SelfAttention` with the defaults of the microscopy ViTs.
 
     Parameters
     ----------
@@ -233,53 +220,14 @@ class MultiHeadSelfAttention(nn.Module):
     """
 
     def __init__(self, dim, n_heads, *, qk_norm=True, qkv_bias=False):
-        super().__init__()
-        dim = _check_positive_int("dim", dim)
-        n_heads = _check_positive_int("n_heads", n_heads)
-        if dim % n_heads:
-            raise ValueError(f"n_heads={n_heads} must divide the embedding width dim={dim}.")
-        self.n_heads = n_heads
-        self.head_dim = dim // n_heads
-        self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
-        self.q_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
-        self.k_norm = nn.LayerNorm(self.head_dim) if qk_norm else nn.Identity()
-        self.proj = nn.Linear(dim, dim)
-
-    def forward(self, x):
-        batch, n_tokens, dim = x.shape
-        qkv = self.qkv(x).reshape(batch, n_tokens, 3, self.n_heads, self.head_dim)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
-        q, k = self.q_norm(q), self.k_norm(k)
-        out = nn.functional.scaled_dot_product_attention(q, k, v)
-        return self.proj(out.transpose(1, 2).reshape(batch, n_tokens, dim))
+        super().__init__(dim, n_heads, qk_norm=qk_norm, qkv_bias=qkv_bias)
 
 
-def _mlp(dim, mlp_ratio):
-    hidden = max(int(round(dim * mlp_ratio)), 1)
-    return nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
-
-
-def _scale(dim, layer_scale):
-    return nn.Identity() if layer_scale is None else LayerScale(dim, layer_scale)
-
-
-class _ParallelBranch(nn.Module):
-    """``LS(attn(LN x) + mlp(LN x))``: attention and MLP read the same normalised input."""
-
-    def __init__(self, dim, n_heads, mlp_ratio, layer_scale, qk_norm):
-        super().__init__()
-        self.norm = nn.LayerNorm(dim)
-        self.attn = MultiHeadSelfAttention(dim, n_heads, qk_norm=qk_norm)
-        self.mlp = _mlp(dim, mlp_ratio)
-        self.scale = _scale(dim, layer_scale)
-
-    def forward(self, x):
-        y = self.norm(x)
-        return self.scale(self.attn(y) + self.mlp(y))
-
-
-class ViTBlock(nn.Module):
+class ViTBlock(TransformerBlock):
     """One pre-norm transformer block whose residual connections are LAuReL residuals.
+
+    :class:`skpaper.nn.TransformerBlock` with the defaults of the microscopy
+    ViTs (no query-key-value bias, LayerNorm on queries and keys, LayerScale).
 
     Parameters
     ----------
@@ -310,29 +258,9 @@ class ViTBlock(nn.Module):
 
     def __init__(self, dim, n_heads, *, mlp_ratio=4.0, layer_scale=1e-4, qk_norm=True,
                  block_type="sequential", residual="standard", laurel_rank=8):
-        super().__init__()
-        if block_type not in BLOCK_TYPES:
-            raise ValueError(f"block_type must be one of {BLOCK_TYPES}, got {block_type!r}.")
-        if residual not in LAUREL_VARIANTS:
-            raise ValueError(f"residual must be one of {LAUREL_VARIANTS}, got {residual!r}.")
-        rank = min(_check_positive_int("laurel_rank", laurel_rank), dim)
-        if block_type == "parallel":
-            branches = [_ParallelBranch(dim, n_heads, mlp_ratio, layer_scale, qk_norm)]
-        else:
-            branches = [
-                nn.Sequential(nn.LayerNorm(dim), MultiHeadSelfAttention(dim, n_heads,
-                                                                        qk_norm=qk_norm),
-                              _scale(dim, layer_scale)),
-                nn.Sequential(nn.LayerNorm(dim), _mlp(dim, mlp_ratio), _scale(dim, layer_scale)),
-            ]
-        self.sublayers = nn.ModuleList(with_laurel(b, dim, residual, rank=rank)
-                                       for b in branches)
-
-    def forward(self, x, history=None):
-        """Apply the block; ``history`` (a list, optional) carries earlier activations for PA."""
-        for sublayer in self.sublayers:
-            x = sublayer(x, history)
-        return x
+        super().__init__(dim, n_heads, mlp_ratio=mlp_ratio, qkv_bias=False, qk_norm=qk_norm,
+                         layer_scale=layer_scale, block_type=block_type, residual=residual,
+                         laurel_rank=laurel_rank)
 
 
 class VisionTransformer(nn.Module):

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from ..nn._transformer import SelfAttention, TransformerBlock
 from ._vq import VectorQuantizer
 
 __all__ = ["Tokenizer1DNetwork", "flat_to_images", "images_to_flat"]
@@ -40,35 +41,62 @@ def images_to_flat(images):
     return images.permute(0, 2, 3, 1).reshape(images.shape[0], -1)
 
 
-def _init_weights(module):
-    # TiTok's initialisation: truncated normal (std 0.02) weights, zero biases.
-    if isinstance(module, (nn.Linear, nn.Conv2d)):
-        nn.init.trunc_normal_(module.weight, std=0.02)
-        if module.bias is not None:
+def _init_weights(network):
+    """TiTok's initialisation: truncated normal (std 0.02) weights, zero biases, unit LayerNorms.
+
+    It covers the linear and convolution layers; the query-key-value
+    projections of attention keep the Xavier initialisation of
+    :class:`torch.nn.MultiheadAttention`, the attention of TiTok's blocks.
+    """
+    keep = {id(m.qkv) for m in network.modules() if isinstance(m, SelfAttention)}
+
+    def init(module):
+        if id(module) in keep:
+            return
+        if isinstance(module, (nn.Linear, nn.Conv2d)):
+            nn.init.trunc_normal_(module.weight, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
             nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.LayerNorm):
-        nn.init.ones_(module.weight)
-        nn.init.zeros_(module.bias)
+
+    network.apply(init)
 
 
-class _Block(nn.Module):
-    """Pre-LN transformer block (attention then a GELU MLP of ratio 4)."""
-
-    def __init__(self, width, n_heads):
-        super().__init__()
-        self.ln_1 = nn.LayerNorm(width)
-        self.attn = nn.MultiheadAttention(width, n_heads, batch_first=True)
-        self.ln_2 = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
-                                 nn.Linear(4 * width, width))
-
-    def forward(self, x):
-        h = self.ln_1(x)
-        x = x + self.attn(h, h, h, need_weights=False)[0]
-        return x + self.mlp(self.ln_2(x))
+def _block(width, n_heads):
+    """Pre-LN transformer block (attention then a GELU MLP of ratio 4), as in TiTok."""
+    return TransformerBlock(width, n_heads, attn_init="mha")
 
 
-class _ViTEncoder(nn.Module):
+#: Parameter names of the blocks before they were TransformerBlocks (torch's
+#: MultiheadAttention and named LayerNorms), mapped to the current names.
+_OLD_BLOCK_KEYS = {
+    "ln_1.": "sublayers.0.block.0.",
+    "attn.in_proj_weight": "sublayers.0.block.1.qkv.weight",
+    "attn.in_proj_bias": "sublayers.0.block.1.qkv.bias",
+    "attn.out_proj.": "sublayers.0.block.1.proj.",
+    "ln_2.": "sublayers.1.block.0.",
+    "mlp.0.": "sublayers.1.block.1.0.",
+    "mlp.2.": "sublayers.1.block.1.2.",
+}
+
+
+class _BlocksMixin:
+    """Loads state dicts saved with the former block parameter names."""
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        head = prefix + "blocks."
+        for key in [k for k in state_dict if k.startswith(head)]:
+            index, _, rest = key[len(head):].partition(".")
+            for old, new in _OLD_BLOCK_KEYS.items():
+                if rest.startswith(old):
+                    state_dict[f"{head}{index}.{new}{rest[len(old):]}"] = state_dict.pop(key)
+                    break
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+
+class _ViTEncoder(_BlocksMixin, nn.Module):
     def __init__(self, channels, grid, patch, width, depth, n_heads, n_tokens, token_dim):
         super().__init__()
         n_patches = grid[0] * grid[1]
@@ -79,7 +107,7 @@ class _ViTEncoder(nn.Module):
         self.latent_tokens = nn.Parameter(scale * torch.randn(n_tokens, width))
         self.latent_token_positional_embedding = nn.Parameter(scale * torch.randn(n_tokens, width))
         self.ln_pre = nn.LayerNorm(width)
-        self.blocks = nn.ModuleList(_Block(width, n_heads) for _ in range(depth))
+        self.blocks = nn.ModuleList(_block(width, n_heads) for _ in range(depth))
         self.ln_post = nn.LayerNorm(width)
         self.proj = nn.Linear(width, token_dim)
         self.n_tokens = n_tokens
@@ -96,7 +124,7 @@ class _ViTEncoder(nn.Module):
         return self.proj(self.ln_post(x[:, -self.n_tokens :]))
 
 
-class _ViTDecoder(nn.Module):
+class _ViTDecoder(_BlocksMixin, nn.Module):
     def __init__(self, channels, grid, patch, width, depth, n_heads, n_tokens, token_dim):
         super().__init__()
         n_patches = grid[0] * grid[1]
@@ -108,7 +136,7 @@ class _ViTDecoder(nn.Module):
         self.positional_embedding = nn.Parameter(scale * torch.randn(n_patches + 1, width))
         self.latent_token_positional_embedding = nn.Parameter(scale * torch.randn(n_tokens, width))
         self.ln_pre = nn.LayerNorm(width)
-        self.blocks = nn.ModuleList(_Block(width, n_heads) for _ in range(depth))
+        self.blocks = nn.ModuleList(_block(width, n_heads) for _ in range(depth))
         self.ln_post = nn.LayerNorm(width)
         self.to_pixels = nn.Linear(width, patch * patch * channels)
         self.conv_out = nn.Conv2d(channels, channels, kernel_size=3, padding=1)
@@ -188,7 +216,7 @@ class Tokenizer1DNetwork(nn.Module):
             self.pad = (grid[1] * p - width_px, grid[0] * p - height)
             args = (channels, grid, p, width, depth, n_heads, n_tokens, token_dim)
             self.encoder, self.decoder = _ViTEncoder(*args), _ViTDecoder(*args)
-            self.apply(_init_weights)
+            _init_weights(self)
         else:
             # PyTorch's default (fan-in scaled) initialisation: TiTok's std-0.02 weights,
             # meant for transformers with LayerNorm, leave a plain MLP stuck at the mean image.

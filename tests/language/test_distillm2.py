@@ -14,6 +14,7 @@ from sklearn.frozen import FrozenEstimator
 from torch import nn
 
 from skpaper.datasets import load_dataset_descriptions, make_markov_text, markov_text_log_prob
+from skpaper.nn import Callback, EarlyStopping, GradNormClipping, ValidationSplit
 from skpaper.language import (
     CharTokenizer,
     ContrastiveDistiller,
@@ -278,6 +279,65 @@ def test_distiller_rejects_bad_input(world):
         _distiller(world).fit("prompt")
     with pytest.raises(ValueError, match="loss"):
         _distiller(world, loss="dpo").fit(world.prompts)
+
+
+class _Events(Callback):
+    """Counts the training events it receives."""
+
+    def __init__(self):
+        self.counts = {}
+
+    def _count(self, name):
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def on_train_begin(self, estimator):
+        self._count("train_begin")
+
+    def on_batch_begin(self, estimator, batch):
+        self._count("batch_begin")
+
+    def on_grad_computed(self, estimator, named_parameters):
+        self._count("grad_computed")
+
+    def on_epoch_end(self, estimator, record):
+        self._count("epoch_end")
+        return False
+
+
+def test_distiller_callbacks_are_fitted_copies_that_see_every_step(world):
+    events = _Events()
+    dist = _distiller(world, callbacks=[events], batch_size=48).fit(world.prompts)
+    assert events.counts == {}  # the callback passed in is never changed
+    fitted = dist.callbacks_[0]
+    steps = dist.n_iter_ * 2  # 96 prompts in batches of 48
+    assert fitted.counts == {"train_begin": 1, "batch_begin": steps, "grad_computed": steps,
+                             "epoch_end": dist.n_iter_}
+    assert isinstance(dist.callbacks_[-1], GradNormClipping)
+    assert dist.callbacks_[-1].max_norm == dist.grad_clip
+    assert dist.callbacks == [events]
+    no_clip = _distiller(world, n_rounds=1, max_epochs=1, grad_clip=None).fit(world.prompts)
+    assert no_clip.callbacks_ == []
+
+
+def test_distiller_early_stopping_ends_the_remaining_rounds(world):
+    # The first epoch improves on nothing seen yet; the second does not improve by 1e9.
+    dist = _distiller(world, n_rounds=3, max_epochs=1,
+                      callbacks=[EarlyStopping(patience=1, tol=1e9)]).fit(world.prompts)
+    assert dist.n_iter_ == 2 and [r["round"] for r in dist.history_] == [1, 2]
+
+
+def test_distiller_verbose_shows_a_progress_bar(world, capsys):
+    _distiller(world, n_rounds=1, max_epochs=1).fit(world.prompts)
+    assert "ContrastiveDistiller" not in capsys.readouterr().err
+    _distiller(world, n_rounds=1, max_epochs=1, verbose=1).fit(world.prompts)
+    assert "ContrastiveDistiller" in capsys.readouterr().err
+
+
+def test_distiller_rejects_validation_split_and_keeps_no_fit_state(world):
+    with pytest.raises(ValueError, match="does not support ValidationSplit"):
+        _distiller(world, callbacks=[ValidationSplit(0.2)]).fit(world.prompts)
+    dist = _distiller(world, n_rounds=1, max_epochs=1).fit(world.prompts)
+    assert not {"_teacher_module", "_prompts", "_rejected", "_refs"} & set(vars(dist))
 
 
 # ------------------------------------------------------------------------------ datasets

@@ -1,6 +1,7 @@
 """Tests for the tiny language-model toolkit: tokenizers, TinyCausalLM, sampling, LanguageModel."""
 
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -23,7 +24,8 @@ from skpaper.language import (
     sequence_log_probs,
     token_log_probs,
 )
-from skpaper.language._tiny_lm import _top_p_filter
+from skpaper.language._sampling import _top_p_filter
+from skpaper.nn import Callback, GradNormClipping, ValidationSplit
 
 TINY = dict(n_layers=1, d_model=16, n_heads=2, max_len=32, batch_size=16, device="cpu")
 
@@ -232,6 +234,63 @@ def test_language_model_pickle_clone_and_refit(texts, fitted):
     refit = clone(fitted).fit(texts)
     np.testing.assert_allclose(refit.predict_proba(texts[:4]), fitted.predict_proba(texts[:4]),
                                atol=1e-6)
+
+
+def _former_block_names(state):
+    """Rename TinyCausalLM parameters to the names they had before the blocks were
+    TransformerBlocks: one flat stack ``blocks.layers.{k}`` with an unnested MLP."""
+    renamed = {}
+    for key, value in state.items():
+        match = re.match(r"blocks\.(\d+)\.sublayers\.(\d)\.(.*)", key)
+        if match:
+            layer, branch, rest = int(match[1]), int(match[2]), match[3]
+            rest = rest.replace("block.1.0.", "block.1.").replace("block.1.2.", "block.3.")
+            key = f"blocks.layers.{2 * layer + branch}.{rest}"
+        renamed[key] = value
+    return renamed
+
+
+def test_language_model_pickles_with_the_former_block_names_load(texts):
+    lm = LanguageModel(**{**TINY, "n_layers": 2}, residual="rw+lr", laurel_rank=2, max_epochs=2,
+                       random_state=0).fit(texts)
+    state = lm.__getstate__()
+    packed = state["module_"]["__skpaper_state_dict__"]
+    state["module_"]["__skpaper_state_dict__"] = _former_block_names(packed)
+    assert "blocks.layers.3.block.3.weight" in state["module_"]["__skpaper_state_dict__"]
+    old = LanguageModel.__new__(LanguageModel)
+    old.__setstate__(state)
+    np.testing.assert_array_equal(old.predict_proba(texts[:4]), lm.predict_proba(texts[:4]))
+
+
+class _GradNorms(Callback):
+    def on_train_begin(self, estimator):
+        self.norms = []
+
+    def on_batch_end(self, estimator, step):
+        grads = [p.grad for p in estimator.module_.parameters() if p.grad is not None]
+        self.norms.append(float(torch.linalg.vector_norm(torch.stack(
+            [torch.linalg.vector_norm(g) for g in grads]))))
+
+
+def test_language_model_clips_gradients_with_an_internal_callback(texts):
+    probe = _GradNorms()
+    lm = LanguageModel(**TINY, grad_clip=0.05, max_epochs=2, random_state=0,
+                       callbacks=[probe]).fit(texts)
+    assert isinstance(lm.callbacks_[-1], GradNormClipping) and lm.callbacks == [probe]
+    assert max(lm.callbacks_[0].norms) <= 0.05 + 1e-6
+    free = LanguageModel(**TINY, grad_clip=None, max_epochs=2, random_state=0,
+                         callbacks=[_GradNorms()]).fit(texts)
+    assert free.callbacks_[1:] == [] and max(free.callbacks_[0].norms) > 0.05
+
+
+def test_language_model_validation_split_records_a_valid_loss(texts):
+    lm = LanguageModel(**TINY, max_epochs=3, random_state=0,
+                       callbacks=[ValidationSplit(0.25)]).fit(texts)
+    assert all(np.isfinite(r["valid_loss"]) for r in lm.history_)
+    # The held-out loss is the token-weighted NLL that score() negates, on the held-out texts.
+    _, held_out = lm.callbacks_[0].split(lm, len(texts))
+    assert lm.history_[-1]["valid_loss"] == pytest.approx(
+        -lm.score([texts[i] for i in held_out]), abs=1e-4)
 
 
 def test_language_model_bpe_and_laurel_fit():
