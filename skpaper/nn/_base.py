@@ -436,8 +436,12 @@ class ValidationSplit(Callback):
     The split is drawn from the estimator's ``random_state`` (a stream of its
     own, so the training batches of the remaining rows are shuffled as usual).
     Combine it with :class:`EarlyStopping` or :class:`Checkpoint` on
-    ``"valid_loss"``. Only estimators whose training data are row-aligned
-    arrays support it; the others raise a ``ValueError``.
+    ``"valid_loss"``. The validation loss is the estimator's training loss
+    on the held-out rows, in eval mode; random draws it makes (augmentations,
+    noise) come from a stream of their own, the same at every epoch, so they
+    neither vary between epochs nor change the training batches. Only
+    estimators whose training data are row-aligned arrays support it; the
+    others raise a ``ValueError``.
 
     Parameters
     ----------
@@ -891,6 +895,7 @@ class BaseTorchEstimator(BaseTorchState):
                     stop = bool(hook(self, record)) or stop
             if stop:
                 break
+        epochs.close()
         self._notify("on_train_end")
         self.n_iter_ = len(self.history_)
         self._finalize_modules()
