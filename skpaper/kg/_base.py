@@ -152,12 +152,12 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         (facts,) = batch
         module = self.module_
         s, r, o, t = facts.unbind(1)
+        cross_entropy = nn.functional.cross_entropy
         q, rel_factors = module.query(s, r, t)
-        loss_fit = nn.functional.cross_entropy(q @ module.entity.t(), o)
+        loss_fit = cross_entropy(q @ module.entity.t(), o)
         if not self.reciprocal:
             q_head, _ = module.query(o, r, t, inverse=True)
-            loss_fit = 0.5 * (loss_fit + nn.functional.cross_entropy(q_head @ module.entity.t(),
-                                                                     s))
+            loss_fit = 0.5 * (loss_fit + cross_entropy(q_head @ module.entity.t(), s))
         # N3 on the modulus of every complex/quaternion coordinate.
         factors = [module.entity_sq_moduli(s), *rel_factors, module.entity_sq_moduli(o)]
         loss_reg = self.emb_reg * sum(f.pow(1.5).sum() for f in factors) / facts.shape[0]

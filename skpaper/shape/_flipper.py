@@ -243,14 +243,14 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
             self.confusion_distances_ = flip_confusion_distances(canonical)
         return self._fit_clouds(X, None if y is None else torch.as_tensor(y, device=self.device_))
 
-    def _loss(self, logits, labels, idx):
+    def _loss(self, logits, labels, rows):
         if not self.forward_correction:
             return torch.nn.functional.cross_entropy(logits, labels)
         table, inverse = octahedral_cayley_table()
         # Row y of each shape's confusion matrix: C[y, b] ~ exp(-d(G[y]^T G[b]) / T).
         rel = torch.as_tensor(table[inverse], device=logits.device)[labels]  # (B, 24)
         dist = torch.as_tensor(self.confusion_distances_, dtype=logits.dtype,
-                               device=logits.device)[idx.to(logits.device)]
+                               device=logits.device)[rows.to(logits.device)]
         log_c = torch.log_softmax(-torch.gather(dist, 1, rel) / self.confusion_temperature,
                                   dim=1)
         # -log sum_b C[y, b] p_b, in log space.
