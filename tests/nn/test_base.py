@@ -434,3 +434,16 @@ def test_shared_mixins_give_every_public_method_a_local_rng():
         for name in ("fit", "predict") + (("predict_proba",) if mixin is TorchClassifierMixin
                                           else ()):
             assert getattr(getattr(cls, name), "_skpaper_local_rng", False), (cls, name)
+
+
+@pytest.mark.gpu
+def test_validation_split_on_gpu_is_reproducible(clf_data):
+    from skpaper.nn import ValidationSplit
+
+    X, y = clf_data
+    clf = MLPClassifier(random_state=0, callbacks=[ValidationSplit(0.25)],
+                        **{**SMALL, "device": "cuda"}).fit(X, y)
+    valid = [r["valid_loss"] for r in clf.history_]
+    assert all(np.isfinite(valid))
+    np.testing.assert_allclose([r["valid_loss"] for r in clone(clf).fit(X, y).history_],
+                               valid, rtol=1e-5)
