@@ -17,8 +17,8 @@ from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memcpy, memset
 
 from _hashcore cimport (
-    ALGO_TEXT_KEY, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, TextItem, _splitmix64,
-    gather_text, hash_item, raise_unhashable, release_text, text_hasher_init,
+    ALGO_TEXT_KEY, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, _splitmix64, hash_list,
+    text_hasher_init,
 )
 
 __all__ = ["bottomk_update", "bottomk_update_text", "bottomk_merge", "bottomk_query"]
@@ -313,9 +313,9 @@ def bottomk_update_text(uint64_t[::1] sketch, Py_ssize_t size, list keys, uint64
     Every key ``x`` gets the hash ``splitmix64(text_key(x, seed) ^ seed)``, with
     ``text_key`` the text-key hash of its UTF-8 bytes
     (``skpaper._ext._hashing.text_keys``): the same as :func:`bottomk_update`
-    of ``text_keys(keys, seed)``, without the intermediate array. The list is
-    read in chunks under the GIL (one new reference per item) and each chunk is
-    hashed and folded in without it.
+    of ``text_keys(keys, seed)``, without the intermediate array. Each chunk of
+    the list is hashed with the GIL held (the items are borrowed) and folded
+    into the sketch without it.
 
     Parameters
     ----------
@@ -344,10 +344,8 @@ def bottomk_update_text(uint64_t[::1] sketch, Py_ssize_t size, list keys, uint64
     cdef Py_ssize_t k = sketch.shape[0]
     cdef Py_ssize_t n = len(keys)
     cdef Py_ssize_t start, stop, i, m
-    cdef TextItem chunk[TEXT_CHUNK]
     cdef TextHasher th
     cdef _Ingest st
-    cdef Py_ssize_t bad = -1
     cdef uint64_t hs[TEXT_CHUNK]
     cdef uint64_t cand[TEXT_CHUNK]
     if n == 0 or k == 0:
@@ -361,20 +359,13 @@ def bottomk_update_text(uint64_t[::1] sketch, Py_ssize_t size, list keys, uint64
             # The list may change size while the GIL is released.
             stop = min(start + TEXT_CHUNK, PyList_GET_SIZE(<PyObject*>keys), n)
             if stop <= start:
-                raise RuntimeError("keys changed size while being hashed.")
+                raise RuntimeError("keys changed size while being sketched.")
             m = stop - start
-            gather_text(keys, start, stop, chunk, &th, True)
+            hash_list(keys, start, stop, &th, hs)
             with nogil:
                 for i in range(m):
-                    hs[i] = _splitmix64(hash_item(&th, &chunk[i]) ^ seed)
-                    if th.cap < 0:
-                        bad = start + i
-                        break
-                if bad < 0:
-                    _offer_block(&st, hs, m, cand)
-            release_text(chunk, m)
-            if bad >= 0:
-                raise_unhashable(&th, keys[bad])
+                    hs[i] = _splitmix64(hs[i] ^ seed)
+                _offer_block(&st, hs, m, cand)
             start = stop
         size = _ingest_finish(&st)
     finally:

@@ -142,12 +142,14 @@ cdef inline Py_ssize_t _utf8_encode(int kind, const void* data, Py_ssize_t n,
 
 
 # ---------------------------------------------------------------------------
-# Text keys: str/bytes items gathered under the GIL, hashed without it.
+# Text keys: str/bytes items hashed from their buffers.
 
 cdef extern from "Python.h":
     ctypedef struct PyObject
     bint PyUnicode_Check(PyObject* o) noexcept nogil
+    bint PyUnicode_CheckExact(PyObject* o) noexcept nogil
     bint PyBytes_Check(PyObject* o) noexcept nogil
+    bint PyBytes_CheckExact(PyObject* o) noexcept nogil
     bint PyUnicode_IS_COMPACT_ASCII(PyObject* o) noexcept nogil
     int PyUnicode_KIND(PyObject* o) noexcept nogil
     void* PyUnicode_DATA(PyObject* o) noexcept nogil
@@ -156,22 +158,17 @@ cdef extern from "Python.h":
     Py_ssize_t PyBytes_GET_SIZE(PyObject* o) noexcept nogil
     PyObject* PyList_GET_ITEM(PyObject* o, Py_ssize_t i) noexcept nogil
     Py_ssize_t PyList_GET_SIZE(PyObject* o) noexcept nogil
-    void Py_INCREF(PyObject* o) noexcept
-    void Py_DECREF(PyObject* o) noexcept
 
 cdef enum:
     # Hash of a key's UTF-8 bytes: MurmurHash3 x64_128 (first half, 32-bit seed)
     # or the sketch's text-key hash (skp_text_key, 64-bit seed).
     ALGO_MURMUR3 = 0
     ALGO_TEXT_KEY = 1
-    # Item kinds: bytes (or the UTF-8 of an ASCII str) inside a Python object, so
-    # with its header before them (see skp_text_key_padded); PEP 393 units of 1,
-    # 2 or 4 bytes; or already hashed.
+    # Unit kind of bytes: raw bytes (UTF-8 already); PEP 393 kinds are 1, 2, 4.
     KIND_RAW = 0
-    KIND_DONE = 255
-    # Items gathered per chunk, and how far ahead their objects are fetched.
+    # List items hashed per chunk, and how far ahead their objects are fetched.
     TEXT_CHUNK = 512
-    PREFETCH_AHEAD = 16
+    PREFETCH_AHEAD = 32
 
 
 cdef struct TextHasher:
@@ -181,14 +178,6 @@ cdef struct TextHasher:
     uint64_t k1
     uint8_t* scratch     # UTF-8 buffer at scratch + 8 (8 bytes of padding before it)
     Py_ssize_t cap       # usable bytes; -1: no UTF-8 form, -2: out of memory
-
-
-cdef struct TextItem:
-    const void* ptr
-    Py_ssize_t n
-    uint64_t key
-    PyObject* obj        # a new reference while gathered with ``own``, else NULL
-    int kind
 
 
 cdef inline void text_hasher_init(TextHasher* th, int algo, uint64_t seed) noexcept nogil:
@@ -250,65 +239,53 @@ cdef inline uint64_t hash_units(TextHasher* th, const void* data, Py_ssize_t n,
     return hash_padded(th, th.scratch + 8, m)
 
 
-cdef inline uint64_t hash_item(TextHasher* th, const TextItem* it) noexcept nogil:
-    if it.kind == KIND_RAW:
-        return hash_padded(th, <const uint8_t*>it.ptr, it.n)
-    if it.kind == KIND_DONE:
-        return it.key
-    return hash_units(th, it.ptr, it.n, it.kind)
+cdef inline int hash_object(TextHasher* th, object item, uint64_t* out) except -1:
+    # *out = the hash of one key's UTF-8 bytes: any str or bytes-like object.
+    cdef PyObject* o = <PyObject*>item
+    cdef const uint8_t[::1] view
+    if PyUnicode_Check(o):
+        if PyUnicode_IS_COMPACT_ASCII(o):
+            out[0] = hash_padded(th, <const uint8_t*>PyUnicode_DATA(o), PyUnicode_GET_LENGTH(o))
+        else:
+            out[0] = hash_units(th, PyUnicode_DATA(o), PyUnicode_GET_LENGTH(o),
+                                PyUnicode_KIND(o))
+            if th.cap < 0:
+                raise_unhashable(th, item)
+        return 0
+    if PyBytes_Check(o):
+        out[0] = hash_padded(th, <const uint8_t*>PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o))
+        return 0
+    if not isinstance(item, (bytearray, memoryview)):
+        raise TypeError(f"keys must be bytes or str, got {type(item).__name__}.")
+    view = memoryview(item).cast("B")
+    out[0] = hash_raw(th, &view[0] if view.shape[0] > 0 else NULL, view.shape[0])
+    return 0
 
 
-cdef inline void release_text(TextItem* items, Py_ssize_t count) noexcept:
-    cdef Py_ssize_t j
-    for j in range(count):
-        if items[j].obj != NULL:
-            Py_DECREF(items[j].obj)
-            items[j].obj = NULL
-
-
-cdef inline int gather_text(object lst, Py_ssize_t start, Py_ssize_t stop, TextItem* items,
-                            const TextHasher* th, bint own) except -1:
-    # Reads the list items lst[start:stop] into ``items``: str and bytes in place
-    # (with a new reference each when ``own``, to hash them without the GIL while
-    # another thread may change the list); other buffers are hashed here;
-    # anything else raises TypeError.
+cdef inline int hash_list(object lst, Py_ssize_t start, Py_ssize_t stop, TextHasher* th,
+                          uint64_t* out) except -1:
+    # out[j] = the hash of the UTF-8 bytes of the list item lst[start + j]. Runs with
+    # the GIL, so the borrowed items cannot go away; each item is a separate
+    # object (one cache miss each), so objects are fetched ahead.
+    cdef PyObject* ahead
     cdef PyObject* o
     cdef Py_ssize_t i
-    cdef TextItem* it
-    cdef const uint8_t[::1] view
     cdef Py_ssize_t size = PyList_GET_SIZE(<PyObject*>lst)
     for i in range(start, stop):
-        # Each key is a separate object (one cache miss each): fetch ahead.
         if i + PREFETCH_AHEAD < size:
-            o = PyList_GET_ITEM(<PyObject*>lst, i + PREFETCH_AHEAD)
-            SKP_PREFETCH(o)
-            SKP_PREFETCH(<const char*>o + 63)
+            ahead = PyList_GET_ITEM(<PyObject*>lst, i + PREFETCH_AHEAD)
+            SKP_PREFETCH(ahead)
+            SKP_PREFETCH(<const char*>ahead + 63)
         o = PyList_GET_ITEM(<PyObject*>lst, i)
-        it = items + (i - start)
-        it.obj = NULL
-        if PyUnicode_Check(o):
-            if PyUnicode_IS_COMPACT_ASCII(o):
-                it.kind = KIND_RAW
-            else:
-                it.kind = PyUnicode_KIND(o)
-            it.ptr = PyUnicode_DATA(o)
-            it.n = PyUnicode_GET_LENGTH(o)
-        elif PyBytes_Check(o):
-            it.kind = KIND_RAW
-            it.ptr = PyBytes_AS_STRING(o)
-            it.n = PyBytes_GET_SIZE(o)
+        # The common case inline: an exact str of ASCII, or exact bytes.
+        if PyUnicode_CheckExact(o) and PyUnicode_IS_COMPACT_ASCII(o):
+            out[i - start] = hash_padded(th, <const uint8_t*>PyUnicode_DATA(o),
+                                         PyUnicode_GET_LENGTH(o))
+        elif PyBytes_CheckExact(o):
+            out[i - start] = hash_padded(th, <const uint8_t*>PyBytes_AS_STRING(o),
+                                         PyBytes_GET_SIZE(o))
         else:
-            item = <object>o
-            if not isinstance(item, (bytearray, memoryview)):
-                release_text(items, i - start)
-                raise TypeError(f"keys must be bytes or str, got {type(item).__name__}.")
-            view = memoryview(item).cast("B")
-            it.key = hash_raw(th, &view[0] if view.shape[0] > 0 else NULL, view.shape[0])
-            it.kind = KIND_DONE
-            continue
-        if own:
-            Py_INCREF(o)
-            it.obj = o
+            hash_object(th, <object>o, out + (i - start))
     return 0
 
 

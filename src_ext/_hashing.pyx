@@ -28,9 +28,8 @@ __all__ = [
 
 
 from _hashcore cimport (
-    ALGO_MURMUR3, ALGO_TEXT_KEY, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, TextItem,
-    _murmur3_x64_128, _splitmix64, gather_text, hash_item, hash_raw, hash_units,
-    hash_padded, raise_unhashable, release_text, scratch_reserve, text_hasher_init,
+    ALGO_MURMUR3, ALGO_TEXT_KEY, TextHasher, _murmur3_x64_128, _splitmix64, hash_list,
+    hash_padded, hash_raw, hash_units, raise_unhashable, scratch_reserve, text_hasher_init,
 )
 
 
@@ -165,35 +164,16 @@ cdef inline bint _narrow_ascii(const uint32_t* cps, Py_ssize_t n, uint8_t* out) 
 
 
 cdef object _hash_sequence(keys, int algo, uint64_t seed):
+    # With the GIL throughout: the items are borrowed from the list.
     cdef list items = keys if type(keys) is list else list(keys)
     cdef Py_ssize_t n = len(items)
-    cdef Py_ssize_t start, stop, i, m
-    cdef TextItem chunk[TEXT_CHUNK]
     cdef TextHasher th
-    cdef Py_ssize_t bad = -1
     result = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] res = result
     text_hasher_init(&th, algo, seed)
     try:
-        start = 0
-        while start < PyList_GET_SIZE(<PyObject*>items):
-            stop = min(start + TEXT_CHUNK, PyList_GET_SIZE(<PyObject*>items), n)
-            if stop <= start:
-                break
-            m = stop - start
-            gather_text(items, start, stop, chunk, &th, True)
-            with nogil:
-                for i in range(m):
-                    res[start + i] = hash_item(&th, &chunk[i])
-                    if th.cap < 0:
-                        bad = start + i
-                        break
-            release_text(chunk, m)
-            if bad >= 0:
-                raise_unhashable(&th, items[bad])
-            start = stop
-        if start < n:
-            raise RuntimeError("keys changed size while being hashed.")
+        if n:
+            hash_list(items, 0, n, &th, &res[0])
     finally:
         free(th.scratch)
     return result
@@ -203,7 +183,7 @@ def hash_bytes_sequence(keys, seed=0):
     """Hash each ``bytes``/``str`` item of an iterable with MurmurHash3 (64-bit half).
 
     ``str`` keys hash as their UTF-8 encoding, read straight from the string's
-    buffer (no copy for ASCII strings) and encoded without the GIL otherwise.
+    buffer (no copy for ASCII strings), with the GIL held.
 
     Parameters
     ----------
