@@ -23,7 +23,7 @@ from torch import nn
 from ..nn._base import BaseTorchEstimator, GradNormClipping
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._distill_losses import forward_kl, generalized_jsd, skew_kl, skew_reverse_kl
-from ._lm_model import lm_logits, pad_sequences
+from ._lm_model import lm_logits, pad_sequences, trim_to_targets
 from ._sampling import sample_responses
 from ._tiny_lm import _CausalLMMixin
 from ._tokenizers import resolve_tokenizer, tokenizer_vocab_size
@@ -482,11 +482,9 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
     def _batch_part(self, part, idx):
         """Ids, mask and teacher logits of rows ``idx``, trimmed to their longest sequence."""
         ids, mask, cache = part
-        mask = mask[idx]
-        width = int(mask.any(0).nonzero().max()) + 2 if bool(mask.any()) else 2
-        ids, mask = ids[idx, :width], mask[:, :width - 1]
+        ids, mask = trim_to_targets(ids[idx], mask[idx])
         if cache is not None:
-            p_logits = cache[idx, :width - 1]
+            p_logits = cache[idx, :mask.shape[1]]
         else:
             with torch.no_grad():
                 p_logits = lm_logits(self._teacher_module, ids)[:, :-1].float()

@@ -17,7 +17,14 @@ from torch import nn
 from ..nn._laurel import LAUREL_VARIANTS
 from ..nn._transformer import TransformerBlock
 
-__all__ = ["TinyCausalLM", "lm_logits", "pad_sequences", "sequence_log_probs", "token_log_probs"]
+__all__ = [
+    "TinyCausalLM",
+    "lm_logits",
+    "pad_sequences",
+    "sequence_log_probs",
+    "token_log_probs",
+    "trim_to_targets",
+]
 
 
 class TinyCausalLM(nn.Module):
@@ -174,6 +181,17 @@ def pad_sequences(sequences, pad_id=0, device="cpu", loss_starts=None):
     target_pos = torch.arange(1, width).unsqueeze(0)
     mask = (target_pos < torch.as_tensor(lengths).unsqueeze(1)) & (target_pos >= starts.unsqueeze(1))
     return ids.to(device), mask.to(device)
+
+
+def trim_to_targets(ids, mask):
+    """Cut right-padded rows after their last target: ``(ids, mask)`` of :func:`pad_sequences`.
+
+    Keeps the columns up to the last position any row scores (at least two
+    tokens), so that a batch of short sequences does not run over the padding
+    of the longest sequence in the data.
+    """
+    width = int(mask.any(0).nonzero().max()) + 2 if bool(mask.any()) else 2
+    return ids[:, :width], mask[:, :width - 1]
 
 
 def token_log_probs(logits, ids):

@@ -19,7 +19,14 @@ from sklearn.utils.validation import check_is_fitted
 from ..nn._base import BaseTorchEstimator, GradNormClipping
 from ..nn._laurel import LAUREL_VARIANTS
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
-from ._lm_model import TinyCausalLM, lm_logits, pad_sequences, sequence_log_probs, token_log_probs
+from ._lm_model import (
+    TinyCausalLM,
+    lm_logits,
+    pad_sequences,
+    sequence_log_probs,
+    token_log_probs,
+    trim_to_targets,
+)
 from ._sampling import sample_responses
 # The tokenizer classes are importable from here too: fitted estimators pickled
 # before the tokenizers had a module of their own name them in this one.
@@ -394,9 +401,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         ids, mask = tensors
         for idx in self._iter_batches(ids.shape[0], shuffle=shuffle):
             idx = idx.to(ids.device)
-            batch_mask = mask[idx]
-            width = int(batch_mask.any(0).nonzero().max()) + 2 if bool(batch_mask.any()) else 2
-            yield ids[idx, :width], batch_mask[:, :width - 1]
+            yield trim_to_targets(ids[idx], mask[idx])
 
     def _get_loss(self, batch):
         """Mean next-token cross-entropy over the batch's targets, weighted by their number."""
