@@ -41,6 +41,7 @@ __all__ = [
     "TorchRegressorMixin",
     "ValidationSplit",
     "local_torch_rng",
+    "optimizer_step",
     "resolve_device",
 ]
 
@@ -916,12 +917,27 @@ class BaseTorchEstimator(BaseTorchState):
         """``zero_grad``, ``backward`` and ``step`` for an auxiliary optimisation.
 
         For training stages outside the main loop (pretraining a feature
-        network, a second module): they share the base's one place where
-        gradients are computed, but fire no callback events.
+        network, a second module): see :func:`optimizer_step`.
         """
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        optimizer_step(optimizer, loss)
+
+
+def optimizer_step(optimizer, loss):
+    """One gradient step of ``optimizer`` on ``loss``: ``zero_grad``, ``backward``, ``step``.
+
+    The one place outside :meth:`BaseTorchEstimator._train_step` where skpaper's
+    training code computes gradients; used by auxiliary training stages and by
+    training functions that have no estimator. It fires no callback events.
+
+    Parameters
+    ----------
+    optimizer : torch.optim.Optimizer
+    loss : torch.Tensor
+        Scalar loss of the parameters ``optimizer`` updates.
+    """
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
 
 
 def _softmax_rows(logits):

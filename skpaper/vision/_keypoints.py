@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..nn._base import BaseTorchEstimator, resolve_device
+from ..nn._base import optimizer_step, resolve_device
 from ..utils import check_torch_generator
 from ._motion_modules import UNet
 from ._warp import gaussian_heatmaps, normalized_to_pixels, pixels_to_normalized, soft_argmax
@@ -194,8 +194,7 @@ def train_landmark_detector(frames, keypoints, visibility, *, n_steps=400, width
         heat = -((target * logp).sum(dim=(2, 3)) * mask[..., 0]).sum() / mask.sum().clamp_min(1)
         vis = F.binary_cross_entropy_with_logits(logit, vis_all[idx])
         loss = loc + 0.01 * heat + 0.1 * vis
-        # The base's auxiliary step (zero_grad, backward, step); it reads no estimator state.
-        BaseTorchEstimator._optimizer_step(None, optimizer, loss)
+        optimizer_step(optimizer, loss)
         history.append(float(loss.detach()))
     network.eval()
     return LandmarkDetector(network, (h, w, c), history)

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..nn._base import BaseTorchEstimator
+from ..nn._base import optimizer_step
 from ..nn._mlp import make_mlp
 from ..utils._seeding import derive_seed
 from ..utils._sklearn import Interval, validate_params
@@ -139,8 +139,7 @@ def train_contrastive_encoders(X, text_features, image_shape, *, embed_dim=32, h
         target = same / same.sum(1, keepdim=True)
         logits = image_encoder(images_to_flat(images)) @ text_encoder(texts).T / temperature
         loss = 0.5 * (F.cross_entropy(logits, target) + F.cross_entropy(logits.T, target))
-        # The base's auxiliary step (zero_grad, backward, step); it reads no estimator state.
-        BaseTorchEstimator._optimizer_step(None, optimizer, loss)
+        optimizer_step(optimizer, loss)
     for module in (image_encoder, text_encoder):
         module.eval().requires_grad_(False)
     return image_encoder, text_encoder
