@@ -28,15 +28,11 @@ from ._lm_model import (
     trim_to_targets,
 )
 from ._sampling import sample_responses
-# The tokenizer classes are importable from here too: fitted estimators pickled
-# before the tokenizers had a module of their own name them in this one.
-from ._tokenizers import (  # noqa: F401
-    BPETokenizer,
-    CharTokenizer,
-    check_texts,
-    resolve_tokenizer,
-    tokenizer_vocab_size,
-)
+from ._tokenizers import check_texts, resolve_tokenizer, tokenizer_vocab_size
+
+# Fitted estimators pickled before the tokenizers had a module of their own name
+# the tokenizer classes in this one.
+from ._tokenizers import BPETokenizer, CharTokenizer  # noqa: F401
 
 __all__ = ["LanguageModel"]
 
