@@ -177,10 +177,16 @@ def test_wl_equivalent_pair_gets_identical_outputs_unless_random_features():
                                          inference_dtype="float64").fit(X, y)
         p = clf.predict_proba(X)
         np.testing.assert_allclose(p[0], p[1], atol=1e-6)
-    rand = QPGNNFeasibilityClassifier(hidden_dim=16, mi_messages=True, random_features=4,
-                                      max_epochs=200, lr=1e-2, random_state=1,
-                                      device="cpu").fit(X, y)
-    assert rand.predict(X).tolist() == [True, False]
+    # Random features make the pair distinguishable. Training on two instances is fragile
+    # (some seeds stall at the constant output), so count the seeds that separate them.
+    separated = 0
+    for seed in range(6):
+        rand = QPGNNFeasibilityClassifier(hidden_dim=16, mi_messages=True, random_features=4,
+                                          max_epochs=200, lr=1e-2, random_state=seed,
+                                          device="cpu", inference_dtype="float64").fit(X, y)
+        p = rand.predict_proba(X)[:, 1]
+        separated += rand.predict(X).tolist() == [True, False] and p[0] - p[1] > 0.9
+    assert separated >= 2
 
 
 def test_training_reduces_objective_error(labelled):
