@@ -98,6 +98,31 @@ def test_robust_tracking_charges_and_deactivates():
     assert basic.n_deactivated_ == basic.n_overexposed_ == basic.memory_bytes_ == 0
 
 
+def test_robust_deactivated_count_grows_as_queries_times_k_over_budget():
+    # Random half-queries of one ground set: each answer charges about k units
+    # (k/2 keys, two each) and a key holds at most B, so about Q * k / B keys are
+    # deactivated. It stays within 4k for Q <= 2B and grows linearly beyond.
+    from skpaper.datasets import make_subset_queries
+
+    k, budget, n = 32, 64, 2_000
+    ground = np.arange(n)
+    masks = make_subset_queries(n, 1_024, random_state=0)
+    queries = [ground[m] for m in masks]
+    est = RobustCardinalitySketch(k=k, epsilon=0.4, budget=budget, random_state=0).fit()
+    counts, start = {}, 0
+    for stop in (128, 512, 1_024):
+        est.predict(queries[start:stop])
+        counts[stop], start = est.n_deactivated_, stop
+    assert counts[128] <= 4 * k
+    for q in (512, 1_024):
+        assert 0.8 * q * k / budget <= counts[q] <= 1.4 * q * k / budget
+    # Twice the budget halves the deactivated set; a fresh fit empties it.
+    wide = RobustCardinalitySketch(k=k, epsilon=0.4, budget=2 * budget, random_state=0).fit()
+    wide.predict(queries)
+    assert 0.4 * counts[1_024] <= wide.n_deactivated_ <= 0.65 * counts[1_024]
+    assert est.fit().n_deactivated_ == 0
+
+
 def test_robust_pickle_midstream_continues_identically():
     est = RobustCardinalitySketch(k=64, mode="tracking", epsilon=0.5, budget=2,
                                   random_state=1).fit()
