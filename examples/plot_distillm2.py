@@ -83,9 +83,10 @@ for loss in ("seqkd", "fkl", "distillm2"):
         n_rounds=1 if TINY else 3, max_epochs=1 if TINY else 8, batch_size=64, lr=2e-3,
         max_new_tokens=13, device="cpu",
         random_state=0, callbacks=[judge]).fit(prompts)
-    curves[loss] = judge.curve
+    # The distiller trains with a fitted copy of each callback, kept in callbacks_.
+    curves[loss] = distiller.callbacks_[0].curve
     signature[loss] = [r["logq_rejected"] for r in distiller.history_]
-    print(f"{loss:10s} teacher NLL of student samples: {judge.curve[-1]:.3f}")
+    print(f"{loss:10s} teacher NLL of student samples: {curves[loss][-1]:.3f}")
 
 # %%
 # Learning curves and the contrastive signature

@@ -440,10 +440,6 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         """Epochs of one fit: ``max_epochs`` passes in each of the ``n_rounds`` rounds."""
         return int(self.n_rounds) * int(self.max_epochs)
 
-    def _progress(self, iterable):
-        # The base loop runs over ``range(max_epochs)``; a distillation runs every round.
-        return super()._progress(range(self._n_epochs()))
-
     def _extra_callbacks(self):
         return [] if self.grad_clip is None else [GradNormClipping(self.grad_clip)]
 

@@ -879,7 +879,7 @@ class BaseTorchEstimator(BaseTorchState):
             valid = self._split_tensors(tensors, valid_rows)
             tensors = self._split_tensors(tensors, train_rows)
         self._notify("on_train_begin")
-        epochs = self._progress(range(int(self.max_epochs)))
+        epochs = self._progress(range(self._n_epochs()))
         for epoch in epochs:
             self._notify("on_epoch_begin", epoch=epoch + 1)
             record = {"epoch": epoch + 1, **self._train_epoch(tensors, self.optimizer_)}
@@ -901,6 +901,10 @@ class BaseTorchEstimator(BaseTorchState):
         self.n_iter_ = len(self.history_)
         self._finalize_modules()
         return self
+
+    def _n_epochs(self):
+        """Number of epochs of one fit (``max_epochs``; a multi-round fit may run more)."""
+        return int(self.max_epochs)
 
     def _progress(self, iterable):
         """A tqdm bar over ``iterable`` when ``verbose > 0``, else a disabled one.

@@ -192,7 +192,8 @@ def _experiment(scale, seed):
                     device=device, random_state=world_seed + 7 * rep + 2, callbacks=[curve],
                     **params,
                 ).fit(prompts)
-                rows.append(describe(distiller.module_, method, [start] + curve.values))
+                rows.append(describe(distiller.module_, method,
+                                     [start] + distiller.callbacks_[0].values))
             steps = cfg["rounds"] * cfg["epochs"] * -(-len(prompts) // cfg["batch"])
             runs.append({"world": world, "seed": rep, "floor": floor,
                          "entropy_rate": source["entropy_rate"], "rows": rows,
