@@ -197,6 +197,7 @@ def _gradient_descent(coefs, quad, lr, max_iter, tol, weight_decay):
         f"gradient descent stopped at max_iter={max_iter} with loss gap "
         f"{losses[-1] - quad.min_loss:.3g} > tol={tol}; increase max_iter.",
         ConvergenceWarning,
+        stacklevel=5,
     )
     return max_iter, losses
 

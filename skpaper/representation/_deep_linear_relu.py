@@ -128,6 +128,7 @@ def _relu_gd(W, c, loss_fn, lr, max_iter, tol, weight_decay):
         f"gradient descent stopped at max_iter={max_iter} before the loss stalled; "
         "increase max_iter.",
         ConvergenceWarning,
+        stacklevel=5,
     )
     return max_iter, losses
 
