@@ -12,6 +12,7 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
 
 cnp.import_array()
 
@@ -163,6 +164,20 @@ cdef inline bint _narrow_ascii(const uint32_t* cps, Py_ssize_t n, uint8_t* out) 
     return acc < 0x80
 
 
+cdef inline Py_ssize_t _trim_nul(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    # Length of p[:n] without its trailing NUL bytes, 8 bytes at a time first
+    # (fixed-width numpy items are mostly padding).
+    cdef uint64_t w
+    while n >= 8:
+        memcpy(&w, p + n - 8, 8)
+        if w != 0:
+            break
+        n -= 8
+    while n > 0 and p[n - 1] == 0:
+        n -= 1
+    return n
+
+
 cdef object _hash_sequence(keys, int algo, uint64_t seed):
     # With the GIL throughout: the items are borrowed from the list.
     cdef list items = keys if type(keys) is list else list(keys)
@@ -262,15 +277,13 @@ cdef object _hash_text(arr, int algo, uint64_t seed):
                 m = length
                 if unit == 4:
                     cps = <const uint32_t*>(base + i * width)
-                    while m > 0 and cps[m - 1] == 0:
-                        m -= 1
+                    m = (_trim_nul(<const uint8_t*>cps, 4 * m) + 3) // 4
                     if _narrow_ascii(cps, m, th.scratch + 8):
                         res[i] = hash_padded(&th, th.scratch + 8, m)
                     else:
                         res[i] = hash_units(&th, cps, m, 4)
                 else:
-                    while m > 0 and base[i * width + m - 1] == 0:
-                        m -= 1
+                    m = _trim_nul(base + i * width, m)
                     res[i] = hash_raw(&th, base + i * width, m)
                 if th.cap < 0:
                     bad = i
