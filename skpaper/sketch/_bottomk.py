@@ -85,8 +85,10 @@ class BottomKSketch:
     estimate of the number of distinct keys :math:`n` is the unbiased
     :math:`(k - 1) / \\tau_k` (section 2 of [1]_); below ``k`` distinct keys
     the sketch holds every key and the count is exact. The memory is ``O(k)``:
-    one array of ``k`` 64-bit hashes plus an ingestion buffer freed after each
-    :meth:`update`.
+    one array of ``k`` 64-bit hashes, plus, during an :meth:`update`, a
+    buffer of ``b = max(1024, k / 4)`` candidates and, for ``k <= 65,536``
+    and updates of many keys, a hash set of fewer than ``3 (k + b)`` hashes
+    that drops repeated keys before any insertion work.
 
     References
     ----------
