@@ -25,6 +25,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._docstring import Substitution
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
 
 __all__ = ["FOCUS_TYPES", "FocusInstructionTuner", "focus_labels"]
@@ -48,6 +49,24 @@ EXCLUDED_FEATURE = {
     "focus_S_ignore_C": "C",
 }
 
+#: Docstring pieces shared by the FIT estimators (filled by ``Substitution``).
+_SHARED_DOCS = {
+    "focus": """
+        focus : str or None, default=None
+            The focus instruction, one of ``focus_types_`` (the types trained);
+            None uses ``default_focus``.""",
+    "X_focus": """
+        X : array-like of shape (n_samples, n_features) or list of str
+            Inputs: a table for :class:`FocusInstructionTuner`, texts for
+            :class:`FocusInstructionLM`.""",
+    "X_table": """
+        X : array-like of shape (n_samples, n_features)
+            Input table, with the columns seen in ``fit``.""",
+    "X_text": """
+        X : list of str
+            Task inputs.""",
+}
+
 
 # ------------------------------------------------------------------------ shared helpers
 def check_focus(focus, allowed, name="focus"):
@@ -62,7 +81,7 @@ def check_focus(focus, allowed, name="focus"):
 
 
 def focus_labels(y, y_spurious, focus):
-    """Focus labels of FIT: ``y`` or the spurious label, by focus-instruction type.
+    """Return the focus labels of FIT: ``y`` or the spurious label, by instruction type.
 
     The focus label of [1]_ (the target of its FIT objective, Eq. 3) is the
     task label ``y`` under the empty instruction, focus(C), ignore(S) and
@@ -81,6 +100,7 @@ def focus_labels(y, y_spurious, focus):
     Returns
     -------
     y_focus : ndarray of shape (n_samples,)
+        The target of each sample under its instruction type.
 
     References
     ----------
@@ -261,8 +281,9 @@ class FocusMixin:
             raise TypeError(f"spurious_label must return labels comparable with y's "
                             f"({y.dtype}), got {y_s.dtype}.") from exc
 
+    @Substitution(**_SHARED_DOCS)
     def score(self, X, y, sample_weight=None, focus=None):
-        """Accuracy of :meth:`predict` under ``focus`` against ``y``.
+        """Return the accuracy of :meth:`predict` under ``focus`` against ``y``.
 
         Pass the task labels for the types that keep the task and the
         spurious labels for the focus(S) types (or use
@@ -270,26 +291,29 @@ class FocusMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or list of str
+        {X_focus}
         y : array-like of shape (n_samples,)
+            True focus labels under ``focus``.
         sample_weight : array-like of shape (n_samples,) or None, default=None
-        focus : str or None, default=None
-            One of ``focus_types_``; None uses ``default_focus``.
+            Sample weights; None weighs the samples equally.
+        {focus}
 
         Returns
         -------
         score : float
+            The share of (weighted) predictions equal to ``y``.
         """
         from sklearn.metrics import accuracy_score
 
         return float(accuracy_score(y, self.predict(X, focus=focus), sample_weight=sample_weight))
 
+    @Substitution(**_SHARED_DOCS)
     def focus_accuracy_report(self, X, y, y_spurious=None):
-        """Focus accuracy of every trained instruction type (never only their average).
+        """Return the focus accuracy of every trained instruction type (not only their mean).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features) or list of str
+        {X_focus}
         y : array-like of shape (n_samples,)
             Task labels.
         y_spurious : array-like of shape (n_samples,) or None, default=None
@@ -449,7 +473,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
     --------
     FocusInstructionLM : FIT of a tiny language model with natural-language
         focus instructions.
-    focus_labels : the focus label of each instruction type.
+    focus_labels : The focus label of each instruction type.
 
     Notes
     -----
@@ -554,12 +578,14 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training table: the core and the spurious columns.
         y : array-like of shape (n_samples,)
             Task labels.
 
         Returns
         -------
         self : FocusInstructionTuner
+            The fitted estimator.
         """
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
@@ -622,36 +648,39 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         code[:, self.focus_types_.index(focus)] = 1.0
         return np.hstack([X[:, self.core_columns_], X[:, self.spurious_columns_], code])
 
+    @Substitution(**_SHARED_DOCS)
     def predict(self, X, focus=None):
         """Predict the focus label under the instruction ``focus``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        focus : str or None, default=None
-            One of ``focus_types_``; None uses ``default_focus``.
+        {X_table}
+        {focus}
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The predicted focus labels, among ``classes_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
         return self.classes_[self.estimator_.predict(self._augment(X, focus))]
 
     @available_if(_has_proba)
+    @Substitution(**_SHARED_DOCS)
     def predict_proba(self, X, focus=None):
-        """Probabilities of the focus labels under ``focus``, columns in ``classes_`` order.
+        """Predict the probabilities of the focus labels under ``focus``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        focus : str or None, default=None
-            One of ``focus_types_``; None uses ``default_focus``.
+        {X_table}
+        {focus}
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Probabilities, columns in ``classes_`` order (zero for the labels
+            that no drawn focus label took).
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)

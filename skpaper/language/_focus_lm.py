@@ -18,10 +18,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._docstring import Substitution
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._focus import (
     FOCUS_TYPES,
     SPURIOUS_TARGET_TYPES,
+    _SHARED_DOCS,
     FocusMixin,
     check_focus,
     draw_focus_plan,
@@ -82,20 +84,53 @@ class WordTokenizer(CharTokenizer):
         super().__init__(alphabet=None)
 
     def fit(self, texts):
-        """Collect the whitespace-separated words of ``texts``."""
+        """Collect the whitespace-separated words of ``texts``.
+
+        Parameters
+        ----------
+        texts : list of str
+            The corpus.
+
+        Returns
+        -------
+        self : WordTokenizer
+            The fitted tokenizer.
+        """
         words = {w for text in check_texts(texts, "texts") for w in text.split()}
         self._set_chars(sorted(words - set(SPECIAL_TOKENS)))
         return self
 
     def encode(self, text):
-        """Ids of the words of ``text`` (no special tokens added)."""
+        """Return the ids of the words of ``text`` (no special tokens added).
+
+        Parameters
+        ----------
+        text : str
+            The text to encode, split on whitespace.
+
+        Returns
+        -------
+        ids : list of int
+            One id per word; unseen words map to ``unk_id``.
+        """
         self._check_fitted()
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}.")
         return [self._index.get(w, self.unk_id) for w in text.split()]
 
     def decode(self, ids):
-        """Words of ``ids`` joined by spaces, dropping special tokens other than ``<unk>``."""
+        """Return the words of ``ids`` joined by spaces, dropping specials other than ``<unk>``.
+
+        Parameters
+        ----------
+        ids : iterable of int
+            Token ids; ids outside the vocabulary are skipped.
+
+        Returns
+        -------
+        text : str
+            The decoded words, separated by single spaces.
+        """
         self._check_fitted()
         n = len(self.vocab_)
         return " ".join(self.vocab_[i] for i in (int(t) for t in ids) if 3 <= i < n)
@@ -187,7 +222,7 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
     See Also
     --------
     FocusInstructionTuner : FIT of any classifier on tabular data.
-    LanguageModel : the tiny causal LM fine-tuned here.
+    LanguageModel : The tiny causal LM fine-tuned here.
 
     Notes
     -----
@@ -339,6 +374,7 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         Returns
         -------
         self : FocusInstructionLM
+            The fitted estimator.
         """
         X = self._check_inference_input(X)
         y = np.asarray(y)
@@ -393,21 +429,23 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         return self
 
     # ---------------------------------------------------------------- inference
+    @Substitution(**_SHARED_DOCS)
     def make_prompts(self, X, focus=None):
-        """The prompts the model answers under the instruction ``focus``.
+        """Build the prompts the model answers under the instruction ``focus``.
 
         Row ``i`` uses paraphrase ``i mod n_paraphrases`` of the type, so
         predictions are deterministic and cover every paraphrase.
 
         Parameters
         ----------
-        X : list of str
-        focus : str or None, default=None
-            One of ``focus_types_``; None uses ``default_focus``.
+        {X_text}
+        {focus}
 
         Returns
         -------
         prompts : list of str
+            One prompt per text: ``prompt_format`` filled with the text and
+            the instruction.
         """
         check_is_fitted(self)
         X = self._check_inference_input(X)
@@ -427,14 +465,14 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
             columns.append(mean * n_tokens)
         return np.column_stack(columns)
 
+    @Substitution(**_SHARED_DOCS)
     def predict_proba(self, X, focus=None):
-        """Probabilities of the labels under the instruction ``focus``.
+        """Predict the probabilities of the labels under the instruction ``focus``.
 
         Parameters
         ----------
-        X : list of str
-        focus : str or None, default=None
-            One of ``focus_types_``; None uses ``default_focus``.
+        {X_text}
+        {focus}
 
         Returns
         -------
@@ -443,18 +481,20 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         """
         return softmax(self._label_log_likelihoods(self.make_prompts(X, focus)), axis=1)
 
+    @Substitution(**_SHARED_DOCS)
     def predict(self, X, focus=None):
-        """Most likely label under the instruction ``focus``.
+        """Predict the most likely label under the instruction ``focus``.
 
         Parameters
         ----------
-        X : list of str
-        focus : str or None, default=None
-            One of ``focus_types_``; None uses ``default_focus``.
+        {X_text}
+        {focus}
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The label, among ``classes_``, whose tokens are the most likely
+            continuation of each prompt.
         """
         scores = self._label_log_likelihoods(self.make_prompts(X, focus))
         return self.classes_[np.argmax(scores, axis=1)]

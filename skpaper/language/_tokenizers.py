@@ -53,6 +53,7 @@ class _BaseTokenizer:
 
     @property
     def is_fitted(self):
+        """Whether the vocabulary is set (by ``fit``, or by a fixed alphabet)."""
         return getattr(self, "vocab_", None) is not None
 
     def _check_fitted(self):
@@ -66,12 +67,34 @@ class _BaseTokenizer:
         return len(self.vocab_)
 
     def get_vocab(self):
-        """Return the list of tokens, indexed by id."""
+        """Return the list of tokens, indexed by id.
+
+        Returns
+        -------
+        vocab : list
+            A copy of ``vocab_``: the special tokens at ids 0-3, then the
+            other tokens.
+        """
         self._check_fitted()
         return list(self.vocab_)
 
     def encode_batch(self, texts, add_bos=True, add_eos=False):
-        """Encode several texts, optionally framed by ``<bos>``/``<eos>``."""
+        """Encode several texts, optionally framed by ``<bos>``/``<eos>``.
+
+        Parameters
+        ----------
+        texts : list of str
+            The texts to encode.
+        add_bos : bool, default=True
+            Start each sequence with ``bos_id``.
+        add_eos : bool, default=False
+            End each sequence with ``eos_id``.
+
+        Returns
+        -------
+        ids : list of list of int
+            The token ids of each text, in order.
+        """
         out = []
         for text in check_texts(texts, "texts"):
             ids = self.encode(text)
@@ -132,21 +155,54 @@ class CharTokenizer(_BaseTokenizer):
         self._index = {c: i for i, c in enumerate(self.vocab_) if i >= len(SPECIAL_TOKENS)}
 
     def fit(self, texts):
-        """Collect the characters of ``texts`` (no-op when ``alphabet`` is set)."""
+        """Collect the characters of ``texts`` (no-op when ``alphabet`` is set).
+
+        Parameters
+        ----------
+        texts : list of str
+            The corpus.
+
+        Returns
+        -------
+        self : CharTokenizer
+            The fitted tokenizer.
+        """
         texts = check_texts(texts, "texts")
         if self.alphabet is None:
             self._set_chars(sorted(set("".join(texts))))
         return self
 
     def encode(self, text):
-        """Ids of the characters of ``text`` (no special tokens added)."""
+        """Return the ids of the characters of ``text`` (no special tokens added).
+
+        Parameters
+        ----------
+        text : str
+            The text to encode.
+
+        Returns
+        -------
+        ids : list of int
+            One id per character; unseen characters map to ``unk_id``.
+        """
         self._check_fitted()
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}.")
         return [self._index.get(c, self.unk_id) for c in text]
 
     def decode(self, ids):
-        """Text of ``ids``, dropping special tokens other than ``<unk>``."""
+        """Return the text of ``ids``, dropping special tokens other than ``<unk>``.
+
+        Parameters
+        ----------
+        ids : iterable of int
+            Token ids; ids outside the vocabulary are skipped.
+
+        Returns
+        -------
+        text : str
+            The decoded text (``<unk>`` ids are written as ``"<unk>"``).
+        """
         self._check_fitted()
         n = len(self.vocab_)
         return "".join(
@@ -229,7 +285,18 @@ class BPETokenizer(_BaseTokenizer):
         self._index = {tok: i for i, tok in enumerate(self.vocab_) if i >= len(SPECIAL_TOKENS)}
 
     def fit(self, texts):
-        """Learn merges (or restrict the pre-trained encoding) on ``texts``."""
+        """Learn merges (or restrict the pre-trained encoding) on ``texts``.
+
+        Parameters
+        ----------
+        texts : list of str
+            The corpus.
+
+        Returns
+        -------
+        self : BPETokenizer
+            The fitted tokenizer.
+        """
         texts = check_texts(texts, "texts")
         self._base_vocab()
         self.merges_ = []
@@ -288,7 +355,18 @@ class BPETokenizer(_BaseTokenizer):
         return [self._index[p] for p in parts]
 
     def encode(self, text):
-        """Token ids of ``text`` (no special tokens added)."""
+        """Return the token ids of ``text`` (no special tokens added).
+
+        Parameters
+        ----------
+        text : str
+            The text to encode.
+
+        Returns
+        -------
+        ids : list of int
+            The token ids; pieces outside the vocabulary fall back to bytes.
+        """
         self._check_fitted()
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}.")
@@ -308,7 +386,18 @@ class BPETokenizer(_BaseTokenizer):
         return [i for w in _PRETOKENIZE.findall(text) for i in self._encode_word(w.encode("utf-8"))]
 
     def decode(self, ids):
-        """Text of ``ids`` (special tokens dropped; invalid UTF-8 replaced)."""
+        """Return the text of ``ids`` (special tokens dropped; invalid UTF-8 replaced).
+
+        Parameters
+        ----------
+        ids : iterable of int
+            Token ids; special ids and ids outside the vocabulary are skipped.
+
+        Returns
+        -------
+        text : str
+            The decoded text.
+        """
         self._check_fitted()
         n = len(self.vocab_)
         data = b"".join(self.vocab_[i] for i in (int(t) for t in ids)
