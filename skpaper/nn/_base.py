@@ -125,10 +125,28 @@ def _wrap_public_methods(cls):
 def resolve_device(device):
     """Turn ``"auto"`` into ``"cuda"`` when a GPU is visible, else ``"cpu"``.
 
+    Parameters
+    ----------
+    device : str
+        ``"auto"``, or a torch device name such as ``"cpu"`` or ``"cuda:0"``.
+
+    Returns
+    -------
+    device : str
+        The device name to use.
+
     Raises
     ------
     ValueError
         If ``device`` asks for CUDA on a machine without it.
+
+    Examples
+    --------
+    >>> from skpaper.nn import resolve_device
+    >>> resolve_device("cpu")
+    'cpu'
+    >>> resolve_device("auto") in ("cpu", "cuda")
+    True
     """
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
@@ -153,32 +171,101 @@ class Callback:
     ``on_epoch_end`` may return ``True`` to stop training after that epoch.
     Estimators whose training is not mini-batch gradient descent (a closed-form
     fit, a full-batch solver) fire only the train and epoch events.
+
+    Examples
+    --------
+    >>> from skpaper.nn import Callback, MLPRegressor
+    >>> class CountEpochs(Callback):
+    ...     def on_train_begin(self, estimator):
+    ...         self.n_epochs = 0
+    ...     def on_epoch_end(self, estimator, record):
+    ...         self.n_epochs += 1
+    >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0.0, 1.0, 2.0, 3.0]
+    >>> reg = MLPRegressor(hidden_layer_sizes=(4,), max_epochs=3,
+    ...                    callbacks=[CountEpochs()], random_state=0).fit(X, y)
+    >>> reg.callbacks_[0].n_epochs
+    3
     """
 
     def on_train_begin(self, estimator):
-        """Called once before the first epoch, after the module and optimizer exist."""
+        """Run once before the first epoch, after the module and optimizer exist.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
 
     def on_epoch_begin(self, estimator, epoch):
-        """Called before each epoch (``epoch`` counts from 1)."""
+        """Run before each epoch.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        epoch : int
+            The epoch about to run, counting from 1.
+        """
 
     def on_batch_begin(self, estimator, batch):
-        """Called before each optimisation step with its batch."""
+        """Run before each optimisation step.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        batch : object
+            The batch of that step, as the estimator's training loop yields it.
+        """
 
     def on_grad_computed(self, estimator, named_parameters):
-        """Called after ``backward`` and before the optimizer step.
+        """Run after ``backward`` and before the optimizer step.
 
-        ``named_parameters`` lists ``(name, parameter)`` of the trained module;
-        a callback may change the gradients in place (clip them, for example).
+        A callback may change the gradients in place (clip them, for example).
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        named_parameters : list of (str, torch.nn.Parameter)
+            ``(name, parameter)`` of the trained module.
         """
 
     def on_batch_end(self, estimator, step):
-        """Called after each optimizer step; ``step`` holds the batch's scalar metrics."""
+        """Run after each optimizer step.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        step : dict
+            The batch's scalar metrics (``train_loss`` and what hooks add).
+        """
 
     def on_epoch_end(self, estimator, record):
-        """Called after each epoch with that epoch's history record."""
+        """Run after each epoch.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        record : dict
+            That epoch's history record (``epoch``, ``train_loss``, ...).
+
+        Returns
+        -------
+        stop : bool or None
+            ``True`` stops training after this epoch.
+        """
 
     def on_train_end(self, estimator):
-        """Called once after the last epoch."""
+        """Run once after the last epoch.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
 
 
 def _check_monitor(record, monitor, owner):
@@ -218,6 +305,13 @@ class EarlyStopping(Callback):
         self.restore_best = restore_best
 
     def on_train_begin(self, estimator):
+        """Reset the best value and the count of epochs without improvement.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         self._best = np.inf
         self._wait = 0
         self._checkpoint = Checkpoint(self.monitor) if self.restore_best else None
@@ -225,6 +319,20 @@ class EarlyStopping(Callback):
             self._checkpoint.on_train_begin(estimator)
 
     def on_epoch_end(self, estimator, record):
+        """Count the epochs without improvement of ``monitor``.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        record : dict
+            That epoch's history record.
+
+        Returns
+        -------
+        stop : bool
+            ``True`` once ``patience`` epochs have passed without improvement.
+        """
         value = _check_monitor(record, self.monitor, "EarlyStopping")
         if self._checkpoint is not None:
             self._checkpoint.on_epoch_end(estimator, record)
@@ -236,6 +344,13 @@ class EarlyStopping(Callback):
         return self._wait >= self.patience
 
     def on_train_end(self, estimator):
+        """Load the best weights when ``restore_best`` is set.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         if self._checkpoint is not None:
             self._checkpoint.on_train_end(estimator)
             self._checkpoint = None
@@ -260,6 +375,15 @@ class Checkpoint(Callback):
         Epoch (from 1) of the best ``monitor`` value.
     best_value_ : float
         That value.
+
+    Examples
+    --------
+    >>> from skpaper.nn import Checkpoint, MLPRegressor
+    >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0.0, 1.0, 2.0, 3.0]
+    >>> reg = MLPRegressor(hidden_layer_sizes=(4,), max_epochs=5,
+    ...                    callbacks=[Checkpoint()], random_state=0).fit(X, y)
+    >>> 1 <= reg.callbacks_[0].best_epoch_ <= 5
+    True
     """
 
     def __init__(self, monitor="train_loss", load_best=True):
@@ -267,11 +391,32 @@ class Checkpoint(Callback):
         self.load_best = load_best
 
     def on_train_begin(self, estimator):
+        """Forget the best weights of an earlier fit.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         self.best_value_ = np.inf
         self.best_epoch_ = 0
         self._best_state = None
 
     def on_epoch_end(self, estimator, record):
+        """Copy the weights when ``monitor`` reaches a new best value.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        record : dict
+            That epoch's history record.
+
+        Returns
+        -------
+        stop : bool
+            Always ``False``: a checkpoint never stops training.
+        """
         value = _check_monitor(record, self.monitor, "Checkpoint")
         if value < self.best_value_:
             self.best_value_ = value
@@ -280,11 +425,25 @@ class Checkpoint(Callback):
         return False
 
     def restore(self, estimator):
-        """Load the best weights seen so far into ``estimator.module_``."""
+        """Load the best weights seen so far into ``estimator.module_``.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained; nothing is loaded before the first
+            epoch has ended.
+        """
         if self._best_state is not None:
             estimator.module_.load_state_dict(self._best_state)
 
     def on_train_end(self, estimator):
+        """Load the best weights when ``load_best`` is set, then drop the copy.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         if self.load_best:
             self.restore(estimator)
         self._best_state = None
@@ -343,13 +502,43 @@ class LRScheduler(Callback):
         return isinstance(self.scheduler_, torch.optim.lr_scheduler.ReduceLROnPlateau)
 
     def on_train_begin(self, estimator):
+        """Build the scheduler on the estimator's optimizer.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         self.scheduler_ = _resolve_policy(self.policy)(estimator.optimizer_, **self.kwargs)
 
     def on_batch_end(self, estimator, step):
+        """Step the scheduler when ``step_every="batch"``.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        step : dict
+            The batch's scalar metrics.
+        """
         if self.step_every == "batch" and not self._plateau():
             self.scheduler_.step()
 
     def on_epoch_end(self, estimator, record):
+        """Step the scheduler when ``step_every="epoch"``.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        record : dict
+            That epoch's history record.
+
+        Returns
+        -------
+        stop : bool
+            Always ``False``.
+        """
         if self.step_every == "epoch":
             if self._plateau():
                 self.scheduler_.step(_check_monitor(record, self.monitor, "LRScheduler"))
@@ -358,6 +547,13 @@ class LRScheduler(Callback):
         return False
 
     def on_train_end(self, estimator):
+        """Drop the scheduler.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         self.scheduler_ = None
 
 
@@ -370,6 +566,11 @@ class GradNormClipping(Callback):
         Largest total gradient norm (see :func:`torch.nn.utils.clip_grad_norm_`).
     norm_type : float, default=2.0
         Order of the norm.
+
+    Examples
+    --------
+    >>> from skpaper.nn import GradNormClipping, MLPClassifier
+    >>> clf = MLPClassifier(callbacks=[GradNormClipping(max_norm=1.0)])
     """
 
     def __init__(self, max_norm, norm_type=2.0):
@@ -377,6 +578,15 @@ class GradNormClipping(Callback):
         self.norm_type = norm_type
 
     def on_grad_computed(self, estimator, named_parameters):
+        """Clip the gradients in place.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        named_parameters : list of (str, torch.nn.Parameter)
+            ``(name, parameter)`` of the trained module.
+        """
         torch.nn.utils.clip_grad_norm_([p for _, p in named_parameters], self.max_norm,
                                        norm_type=self.norm_type)
 
@@ -398,6 +608,11 @@ class HalveOnPlateau(Callback):
         Epochs without improvement before each reduction.
     factor : float, default=0.5
         Multiplier of the learning rates at each reduction.
+
+    Examples
+    --------
+    >>> from skpaper.nn import HalveOnPlateau, MLPRegressor
+    >>> reg = MLPRegressor(callbacks=[HalveOnPlateau(patience=20)])
     """
 
     def __init__(self, monitor="train_loss", patience=50, factor=0.5):
@@ -406,6 +621,13 @@ class HalveOnPlateau(Callback):
         self.factor = factor
 
     def on_train_begin(self, estimator):
+        """Build the plateau scheduler and the checkpoint.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         if not (isinstance(self.patience, Integral) and self.patience >= 1):
             raise ValueError(f"HalveOnPlateau patience must be an integer >= 1, got "
                              f"{self.patience!r}.")
@@ -417,6 +639,20 @@ class HalveOnPlateau(Callback):
         self._checkpoint.on_train_begin(estimator)
 
     def on_epoch_end(self, estimator, record):
+        """Step the scheduler; after a reduction, go back to the best weights.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        record : dict
+            That epoch's history record.
+
+        Returns
+        -------
+        stop : bool
+            Always ``False``.
+        """
         value = _check_monitor(record, self.monitor, "HalveOnPlateau")
         self._checkpoint.on_epoch_end(estimator, record)
         before = [group["lr"] for group in estimator.optimizer_.param_groups]
@@ -427,6 +663,13 @@ class HalveOnPlateau(Callback):
         return False
 
     def on_train_end(self, estimator):
+        """Load the best weights and drop the scheduler and checkpoint.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained.
+        """
         self._checkpoint.on_train_end(estimator)
         self._scheduler = self._checkpoint = None
 
@@ -448,13 +691,38 @@ class ValidationSplit(Callback):
     ----------
     fraction : float, default=0.1
         Share of the rows held out, in (0, 1).
+
+    Examples
+    --------
+    >>> from skpaper.nn import Checkpoint, MLPClassifier, ValidationSplit
+    >>> clf = MLPClassifier(callbacks=[ValidationSplit(0.2), Checkpoint("valid_loss")])
     """
 
     def __init__(self, fraction=0.1):
         self.fraction = fraction
 
     def split(self, estimator, n_rows):
-        """Return ``(train_rows, valid_rows)`` as index arrays."""
+        """Return the training and validation rows.
+
+        Parameters
+        ----------
+        estimator : BaseTorchEstimator
+            The estimator being trained; its ``random_state`` seeds the split.
+        n_rows : int
+            Number of training rows.
+
+        Returns
+        -------
+        train_rows : ndarray of int
+            Sorted indices of the rows kept for training.
+        valid_rows : ndarray of int
+            Sorted indices of the held-out rows.
+
+        Raises
+        ------
+        ValueError
+            If ``fraction`` is not in (0, 1), or leaves no rows on one side.
+        """
         if not (isinstance(self.fraction, Real) and 0 < self.fraction < 1):
             raise ValueError(f"ValidationSplit fraction must be in (0, 1), got {self.fraction!r}.")
         n_valid = int(round(float(self.fraction) * n_rows))
@@ -490,6 +758,13 @@ class BaseTorchState(BaseEstimator):
     Subclasses define the parameters ``device`` and ``random_state`` (and
     ``inference_dtype``, ``batch_size`` where they use them) in their own
     ``__init__``.
+
+    Examples
+    --------
+    >>> from skpaper.nn import BaseTorchState
+    >>> from skpaper.adaptation import TestTimeAdapter
+    >>> issubclass(TestTimeAdapter, BaseTorchState)
+    True
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -666,6 +941,15 @@ class BaseTorchEstimator(BaseTorchState):
         Number of epochs run.
     callbacks_ : list of Callback
         The fitted copies of ``callbacks``, then the estimator's own.
+
+    Examples
+    --------
+    >>> from skpaper.nn import BaseTorchEstimator, MLPRegressor
+    >>> reg = MLPRegressor(hidden_layer_sizes=(4,), max_epochs=2, random_state=0)
+    >>> isinstance(reg, BaseTorchEstimator)
+    True
+    >>> reg.fit([[0.0], [1.0], [2.0]], [0.0, 1.0, 2.0]).n_iter_
+    2
     """
 
     _parameter_constraints = {
@@ -970,11 +1254,14 @@ class TorchClassifierMixin(ClassifierMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
+            Class labels.
 
         Returns
         -------
         self : object
+            The fitted classifier.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
@@ -987,30 +1274,34 @@ class TorchClassifierMixin(ClassifierMixin):
         return torch.nn.functional.cross_entropy(output, target)
 
     def predict_proba(self, X):
-        """Class probabilities.
+        """Return the class probabilities.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to classify.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Softmax of the module's outputs, columns in the order of ``classes_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return _softmax_rows(self._predict_module(X))
 
     def predict(self, X):
-        """Predicted class labels.
+        """Return the predicted class labels.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to classify.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The most probable class of each row.
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
@@ -1038,11 +1329,14 @@ class TorchRegressorMixin(RegressorMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Numeric targets.
 
         Returns
         -------
         self : object
+            The fitted regressor.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
         if np.asarray(y).dtype.kind not in "biuf":
@@ -1061,15 +1355,17 @@ class TorchRegressorMixin(RegressorMixin):
         return torch.nn.functional.mse_loss(output, target)
 
     def predict(self, X):
-        """Predicted targets.
+        """Return the predicted targets.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Predictions, shaped like the training targets.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
