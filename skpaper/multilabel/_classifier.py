@@ -235,6 +235,7 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
                 f"{type(self).__name__} did not converge in max_iter={self.max_iter} "
                 "iterations; increase max_iter or tol.",
                 ConvergenceWarning,
+                stacklevel=3,
             )
         if temperature is not None:
             value = self._make_objective(X, T, base, None)(w)[0]

@@ -201,6 +201,7 @@ def macro_auc(Y_true, Y_score, *, return_n_skipped=False):
             f"macro_auc skipped {n_skipped} of {T.shape[1]} label(s) that lack positive "
             "or negative examples.",
             UserWarning,
+            stacklevel=3,  # past the validate_params wrapper
         )
     if not defined.any():
         auc = float("nan")

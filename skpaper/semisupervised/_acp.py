@@ -307,6 +307,7 @@ class ACPShiftEstimator(_BaseShiftEstimator):
                     "(positivity fails there); their contribution rests on the outcome model "
                     "alone. Set clip > 0 to bound the weights.",
                     UserWarning,
+                    stacklevel=5,  # the caller of fit
                 )
         low, high = self.clip, 1.0 - self.clip
         self.n_clipped_ = int(np.sum((p < low) | (p > high)))

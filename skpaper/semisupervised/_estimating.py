@@ -128,6 +128,7 @@ def solve_estimating_equation(D, z, t, target, *, beta0=None, z_init=None, max_i
                 "lie outside what a logistic model can fit); using the one-step estimator "
                 "from the plug-in fit instead.",
                 ConvergenceWarning,
+                stacklevel=5,  # the caller of the estimator's fit
             )
             _, dmu = inverse_link(D @ beta_init, target)
             jac = (D * (t * dmu)[:, None]).T @ D
@@ -136,6 +137,7 @@ def solve_estimating_equation(D, z, t, target, *, beta0=None, z_init=None, max_i
         "The logistic estimating equation did not converge; the pseudo-outcomes may lie "
         "outside the range a logistic model can fit (check the propensity clipping).",
         ConvergenceWarning,
+        stacklevel=5,  # the caller of the estimator's fit
     )
     return beta
 

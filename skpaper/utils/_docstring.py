@@ -158,7 +158,7 @@ TORCH_PARAMETERS = {
     "device": ("str", '``"auto"`` uses CUDA when available, else the CPU.'),
     "random_state": ("int, RandomState instance or None",
                      "Seeds weight initialisation and batch shuffling."),
-    "verbose": ("int", "Show a tqdm progress bar over epochs when > 0 (off when not a TTY)."),
+    "verbose": ("int", "Show a tqdm progress bar over epochs, with the last losses, when > 0."),
     "callbacks": ("list of Callback or None",
                   "Training callbacks (:class:`~skpaper.nn.Callback` subclasses such as\n"
                   ":class:`~skpaper.nn.EarlyStopping`, :class:`~skpaper.nn.LRScheduler`,\n"

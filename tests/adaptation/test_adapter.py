@@ -12,7 +12,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils._param_validation import InvalidParameterError
 
 from skpaper.adaptation import (
     NormMLPClassifier,
@@ -22,6 +21,7 @@ from skpaper.adaptation import (
 )
 from skpaper.datasets import make_corruption_stream
 from skpaper.nn import MLPClassifier
+from skpaper.utils._sklearn import InvalidParameterError
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
-from sklearn.utils._param_validation import InvalidParameterError
 
 from skpaper.datasets import make_superposition_activations
 from skpaper.representation import (
@@ -24,6 +23,7 @@ from skpaper.representation import (
 from skpaper.representation._probing import latent_normalizer
 from skpaper.representation._probing_baselines import _knn_grid, _pca_grid
 from skpaper.representation._probing_cv import fold_score
+from skpaper.utils._sklearn import InvalidParameterError
 
 
 def _identity_sae(X):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sklearn.utils._param_validation import InvalidParameterError
 
 from skpaper.datasets import make_superposition_activations
 from skpaper.representation import (
@@ -14,6 +13,7 @@ from skpaper.representation import (
     regime_grid,
     scarcity_split,
 )
+from skpaper.utils._sklearn import InvalidParameterError
 
 Y = np.repeat([3, 7], [300, 200])  # any two labels; the larger is positive
 

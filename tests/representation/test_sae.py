@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 import torch
-from sklearn.utils._param_validation import InvalidParameterError
 
 from skpaper.datasets import make_superposition_activations
 from skpaper.representation import SparseAutoencoder
 from skpaper.representation._sae import _JumpReLU, _Step
+from skpaper.utils._sklearn import InvalidParameterError
 
 
 @pytest.fixture(scope="module")
