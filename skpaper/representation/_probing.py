@@ -24,12 +24,10 @@ from ._probing_cv import (
     cv_mean_score,
     validation_splits,
 )
+from ._docs import _SHARED_DOCS, Substitution
 from ._sae import SparseAutoencoder
 
 __all__ = ["LatentSelector", "QuiverOfArrows", "SAEProbeClassifier"]
-
-_REFERENCE = """.. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
-       Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025."""
 
 
 def latent_normalizer(Z):
@@ -41,6 +39,7 @@ def latent_normalizer(Z):
     return np.where(counts > 0, norm, 1.0)
 
 
+@Substitution(**_SHARED_DOCS)
 class LatentSelector(SelectorMixin, BaseEstimator):
     """Keep the ``k`` latents whose normalised class means differ most.
 
@@ -71,9 +70,7 @@ class LatentSelector(SelectorMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Defined only when ``X`` has string column names.
 
-    References
-    ----------
-    {ref}
+    {probing_references}
 
     Examples
     --------
@@ -109,6 +106,7 @@ class LatentSelector(SelectorMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted selector.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
@@ -141,9 +139,7 @@ class LatentSelector(SelectorMixin, BaseEstimator):
         return tags
 
 
-LatentSelector.__doc__ = LatentSelector.__doc__.replace("{ref}", _REFERENCE)
-
-
+@Substitution(**_SHARED_DOCS)
 class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Sparse probe on the top-``k`` latents of a sparse autoencoder.
 
@@ -165,7 +161,9 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Number of latents kept. The paper uses ``{1, 2, 4, ..., 512}`` in the standard
         setting and ``{16, 128}`` in the hard regimes.
     selection : {"mean_diff"}, default="mean_diff"
+        Scoring rule of the latents (see :class:`LatentSelector`).
     latent_norm : {"mean_abs_nonzero", "none"}, default="mean_abs_nonzero"
+        Rescaling of each latent before scoring (see :class:`LatentSelector`).
     penalty : {"l1", "l2"}, default="l1"
         Penalty of the logistic regression (the paper's SAE probes use L1).
     Cs : int or array-like, default=10
@@ -199,8 +197,8 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     See Also
     --------
-    SparseAutoencoder : the dictionary.
-    QuiverOfArrows : choose between SAE probes and baselines by validation AUC.
+    SparseAutoencoder : The dictionary.
+    QuiverOfArrows : Choose between SAE probes and baselines by validation AUC.
 
     Notes
     -----
@@ -213,9 +211,7 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     ``liblinear`` solver (the paper's code: ``saga``; the optimum is the same up to
     liblinear's penalised intercept, which does not change the AUC ranking much).
 
-    References
-    ----------
-    {ref}
+    {probing_references}
 
     Examples
     --------
@@ -287,6 +283,7 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted probe.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
         self.classes_ = check_binary_target(y)
@@ -318,10 +315,12 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Activations.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Predicted class of each sample.
         """
         Z = self._latents(X)
         return self.probe_.predict(Z)
@@ -332,10 +331,12 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Activations.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Probability of each class, in the order of ``classes_``.
         """
         Z = self._latents(X)
         return self.probe_.predict_proba(Z)
@@ -346,10 +347,12 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Activations.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            Logit of ``classes_[1]``.
         """
         Z = self._latents(X)
         return self.probe_.decision_function(Z)
@@ -361,9 +364,7 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return tags
 
 
-SAEProbeClassifier.__doc__ = SAEProbeClassifier.__doc__.replace("{ref}", _REFERENCE)
-
-
+@Substitution(**_SHARED_DOCS)
 class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Fit several probes and keep the one with the best validation score.
 
@@ -380,6 +381,8 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
         :class:`SAEProbeClassifier`) when ``scoring="roc_auc"``, otherwise its mean
         score over the folds of ``cv``. ``None`` means :func:`paper_baselines`.
     scoring : str or callable, default="roc_auc"
+        Validation score (a scikit-learn scorer name or callable); with
+        ``"roc_auc"`` a candidate's own ``best_score_`` is used when it has one.
     cv : "auto", int or cross-validation splitter, default="auto"
         Folds used for candidates without ``best_score_`` (``"auto"``: :class:`PaperCV`).
 
@@ -404,9 +407,7 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
     (noisy or off-distribution) and compares methods head to head instead; use the
     fitted ``estimators_`` for that.
 
-    References
-    ----------
-    {ref}
+    {probing_references}
 
     Examples
     --------
@@ -461,12 +462,14 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data.
         y : array-like of shape (n_samples,)
             Binary labels.
 
         Returns
         -------
         self : object
+            The fitted quiver.
         """
         X, y = validate_data(self, X, y)
         self.classes_ = check_binary_target(y)
@@ -489,6 +492,3 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
         self.chosen_ = names[int(np.argmax(scores))]
         self.best_estimator_ = self.estimators_[self.chosen_]
         return self
-
-
-QuiverOfArrows.__doc__ = QuiverOfArrows.__doc__.replace("{ref}", _REFERENCE)

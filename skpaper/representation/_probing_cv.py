@@ -25,6 +25,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
+from ._docs import _SHARED_DOCS, Substitution
 
 __all__ = ["PaperCV", "ProbeSearchCV"]
 
@@ -64,10 +65,7 @@ class PaperCV:
     training set; here it is a stratified random holdout, which is the same in
     distribution and does not depend on the row order of the caller's data.
 
-    References
-    ----------
-    .. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
-       Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025.
+    {probing_references}
 
     Examples
     --------
@@ -104,13 +102,17 @@ class PaperCV:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data; only its length matters.
         y : array-like of shape (n_samples,)
+            Binary labels; the fold rule depends on their number, and folds whose
+            validation part lacks a class are skipped.
         groups : None
             Ignored.
 
         Yields
         ------
         train, validation : ndarray of int
+            Indices of the training and validation part of a fold.
         """
         y = np.asarray(y)
         n = len(y)
@@ -129,13 +131,17 @@ class PaperCV:
 
         Parameters
         ----------
-        X : ignored
-        y : array-like of shape (n_samples,)
-        groups : ignored
+        X : object, default=None
+            Ignored.
+        y : array-like of shape (n_samples,), default=None
+            Binary labels.
+        groups : object, default=None
+            Ignored.
 
         Returns
         -------
         n_splits : int
+            Number of folds whose validation part holds both classes.
         """
         if y is None:
             raise ValueError("y is required: the folds depend on the labels, got y=None.")
@@ -196,15 +202,17 @@ class BestEstimatorMixin:
     """
 
     def predict(self, X):
-        """Labels predicted by ``best_estimator_``.
+        """Predict labels with ``best_estimator_``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input data.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Predicted class of each sample.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
@@ -216,10 +224,12 @@ class BestEstimatorMixin:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input data.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Probability of each class, in the order of ``classes_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False)
@@ -231,6 +241,7 @@ class BestEstimatorMixin:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input data.
 
         Returns
         -------
@@ -248,6 +259,7 @@ class BestEstimatorMixin:
         return tags
 
 
+@Substitution(**_SHARED_DOCS)
 class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Hyper-parameter search with the paper's folds, for binary probes.
 
@@ -270,6 +282,7 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
     cv : "auto", int or cross-validation splitter, default="auto"
         ``"auto"`` is :class:`PaperCV`.
     scoring : str or callable, default="roc_auc"
+        Validation score, a scikit-learn scorer name or callable.
     random_state : int, RandomState instance or None, default=None
         Seeds the sampled configurations (``n_iter``).
 
@@ -290,12 +303,9 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
 
     See Also
     --------
-    paper_baselines : the five baselines of the paper as searches of this kind.
+    paper_baselines : The five baselines of the paper as searches of this kind.
 
-    References
-    ----------
-    .. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
-       Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025.
+    {probing_references}
 
     Examples
     --------
@@ -347,12 +357,14 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data.
         y : array-like of shape (n_samples,)
             Binary labels.
 
         Returns
         -------
         self : object
+            The fitted search.
         """
         X, y = validate_data(self, X, y)
         self.classes_ = check_binary_target(y)

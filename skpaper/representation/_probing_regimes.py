@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
 from ..utils._sklearn import Interval, StrOptions, validate_params
+from ._docs import _SHARED_DOCS, Substitution
 
 __all__ = [
     "covariate_shift_split",
@@ -20,14 +21,6 @@ __all__ = [
     "regime_grid",
     "scarcity_split",
 ]
-
-_REF = """
-    References
-    ----------
-    .. [1] S. Kantamneni, J. Engels, S. Rajamanoharan, M. Tegmark and N. Nanda, "Are
-       Sparse Autoencoders Useful? A Case Study in Sparse Probing", ICML 2025.
-
-"""
 
 
 def _binary_labels(y, name="y"):
@@ -88,6 +81,7 @@ def _ratio_split(positive, n_train, n_test, pos_ratio, rng):
     },
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_SHARED_DOCS)
 def scarcity_split(y, n_train, *, n_test=None, pos_ratio=0.5, random_state=None):
     """Train/test indices with ``n_train`` training samples in a fixed class ratio.
 
@@ -105,19 +99,22 @@ def scarcity_split(y, n_train, *, n_test=None, pos_ratio=0.5, random_state=None)
         class ratio that the remaining samples allow.
     pos_ratio : float, default=0.5
         Fraction of positives in both sets.
-    random_state : int, RandomState instance or None, default=None
+    {regime_random_state}
 
     Returns
     -------
     train : ndarray of int
+        Training indices, in random order.
     test : ndarray of int
-        Disjoint index arrays, each in random order.
+        Test indices, disjoint from ``train``, in random order.
 
     Raises
     ------
     ValueError
         If a class has too few samples for the request.
-    {ref}
+
+    {probing_references}
+
     Examples
     --------
     >>> import numpy as np
@@ -131,9 +128,6 @@ def scarcity_split(y, n_train, *, n_test=None, pos_ratio=0.5, random_state=None)
     return _ratio_split(positive, n_train, n_test, pos_ratio, check_random_state(random_state))
 
 
-scarcity_split.__doc__ = scarcity_split.__doc__.replace("    {ref}\n", _REF)
-
-
 @validate_params(
     {
         "y": ["array-like"],
@@ -144,6 +138,7 @@ scarcity_split.__doc__ = scarcity_split.__doc__.replace("    {ref}\n", _REF)
     },
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_SHARED_DOCS)
 def imbalance_split(y, pos_ratio, *, n_train=1024, n_test=None, random_state=None):
     """Train/test indices whose positive fraction is ``pos_ratio`` in both sets.
 
@@ -157,15 +152,22 @@ def imbalance_split(y, pos_ratio, *, n_train=1024, n_test=None, random_state=Non
     pos_ratio : float
         Fraction of positives, in ``[0, 1]``.
     n_train : int, default=1024
+        Number of training samples.
     n_test : int or None, default=None
-        ``None`` takes the largest test set with the same ratio.
-    random_state : int, RandomState instance or None, default=None
+        Number of test samples; ``None`` takes the largest test set with the same
+        ratio.
+    {regime_random_state}
 
     Returns
     -------
     train : ndarray of int
+        Training indices, ``ceil(pos_ratio * n_train)`` of them positive, in random
+        order.
     test : ndarray of int
-    {ref}
+        Test indices with the same ratio, disjoint from ``train``, in random order.
+
+    {probing_references}
+
     Examples
     --------
     >>> import numpy as np
@@ -179,9 +181,6 @@ def imbalance_split(y, pos_ratio, *, n_train=1024, n_test=None, random_state=Non
     return _ratio_split(positive, n_train, n_test, pos_ratio, check_random_state(random_state))
 
 
-imbalance_split.__doc__ = imbalance_split.__doc__.replace("    {ref}\n", _REF)
-
-
 @validate_params(
     {
         "y": ["array-like"],
@@ -190,6 +189,7 @@ imbalance_split.__doc__ = imbalance_split.__doc__.replace("    {ref}\n", _REF)
     },
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_SHARED_DOCS)
 def flip_labels(y, frac, *, random_state=None):
     """Flip exactly ``int(frac * n)`` binary labels, chosen uniformly at random.
 
@@ -202,13 +202,15 @@ def flip_labels(y, frac, *, random_state=None):
         Binary labels.
     frac : float
         Fraction of labels to flip, in ``[0, 0.5]``.
-    random_state : int, RandomState instance or None, default=None
+    {regime_random_state}
 
     Returns
     -------
     y_noisy : ndarray of shape (n_samples,)
         A copy of ``y`` with the chosen labels swapped to the other class.
-    {ref}
+
+    {probing_references}
+
     Examples
     --------
     >>> import numpy as np
@@ -241,9 +243,6 @@ def flip_labels(y, frac, *, random_state=None):
     return out
 
 
-flip_labels.__doc__ = flip_labels.__doc__.replace("    {ref}\n", _REF)
-
-
 @validate_params(
     {
         "y": ["array-like"],
@@ -254,6 +253,7 @@ flip_labels.__doc__ = flip_labels.__doc__.replace("    {ref}\n", _REF)
     },
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_SHARED_DOCS)
 def covariate_shift_split(y, domain, *, n_train=1024, n_test=300, random_state=None):
     """Balanced training indices from one domain, balanced test indices from another.
 
@@ -268,8 +268,10 @@ def covariate_shift_split(y, domain, *, n_train=1024, n_test=300, random_state=N
     domain : array-like of shape (n_samples,)
         ``0`` (or ``False``) marks in-distribution samples, anything else shifted ones.
     n_train : int, default=1024
+        Number of in-distribution training samples.
     n_test : int, default=300
-    random_state : int, RandomState instance or None, default=None
+        Number of shifted-domain test samples.
+    {regime_random_state}
 
     Returns
     -------
@@ -277,7 +279,9 @@ def covariate_shift_split(y, domain, *, n_train=1024, n_test=300, random_state=N
         In-distribution indices, half positive (ceil).
     test : ndarray of int
         Shifted-domain indices, half positive (ceil).
-    {ref}
+
+    {probing_references}
+
     Examples
     --------
     >>> import numpy as np
@@ -310,13 +314,11 @@ def covariate_shift_split(y, domain, *, n_train=1024, n_test=300, random_state=N
     return rng.permutation(train), rng.permutation(test)
 
 
-covariate_shift_split.__doc__ = covariate_shift_split.__doc__.replace("    {ref}\n", _REF)
-
-
 @validate_params(
     {"regime": [StrOptions({"scarcity", "imbalance", "noise"})]},
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_SHARED_DOCS)
 def regime_grid(regime):
     """The parameter grid of one regime, as in the paper's released code.
 
@@ -331,7 +333,11 @@ def regime_grid(regime):
     Returns
     -------
     grid : ndarray
-    {ref}
+        Integer training sizes for ``"scarcity"``, float ratios or fractions
+        otherwise, in increasing order.
+
+    {probing_references}
+
     Examples
     --------
     >>> from skpaper.representation import regime_grid
@@ -344,5 +350,3 @@ def regime_grid(regime):
         return np.linspace(0.05, 0.95, num=19)
     return np.linspace(0.0, 0.5, num=11)
 
-
-regime_grid.__doc__ = regime_grid.__doc__.replace("    {ref}\n", _REF)
