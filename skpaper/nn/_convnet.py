@@ -5,9 +5,10 @@ from numbers import Integral
 
 from torch import nn
 
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ._base import TorchClassifierMixin
-from ._laurel import LaurelSequential, with_laurel
-from ._laurel_estimators import _LAUREL_ATTRS_DOC, _REFERENCES_DOC, _BaseLaurelEstimator
+from ._laurel import _LAUREL_DOCS, LaurelSequential, with_laurel
+from ._laurel_estimators import _ESTIMATOR_DOCS, _BaseLaurelEstimator
 
 __all__ = ["LaurelConvNetClassifier", "make_laurel_convnet"]
 
@@ -35,6 +36,7 @@ class _Unflatten(nn.Module):
         return f"image_shape={self.image_shape}"
 
 
+@Substitution(**_LAUREL_DOCS)
 def make_laurel_convnet(image_shape, n_classes, width=16, n_blocks=4, variant="rw+lr", *,
                         rank=4, k_prev=3, weight_norm="softmax", lr_init="xavier",
                         pa_map="lowrank"):
@@ -52,15 +54,24 @@ def make_laurel_convnet(image_shape, n_classes, width=16, n_blocks=4, variant="r
         ``(channels, height, width)`` of one image; inputs are flat rows of
         ``prod(image_shape)`` values.
     n_classes : int
+        Number of classes (outputs of the linear head).
     width : int, default=16
         Channels of the residual stream.
     n_blocks : int, default=4
-    variant, rank, k_prev, weight_norm, lr_init, pa_map
-        See :class:`LaurelResidual`.
+        Number of residual blocks.
+    {variant}
+    rank : int, default=4
+        Rank ``r`` of the low-rank map over channels (1x1 convolutions).
+    {k_prev}
+    {weight_norm}
+    {lr_init}
+    {pa_map}
 
     Returns
     -------
     module : torch.nn.Sequential
+        The network, mapping ``(batch, prod(image_shape))`` rows to
+        ``(batch, n_classes)`` logits.
 
     Examples
     --------
@@ -86,8 +97,11 @@ def make_laurel_convnet(image_shape, n_classes, width=16, n_blocks=4, variant="r
     )
 
 
+@Substitution(**{name: piece for name, piece in torch_parameter_docs(
+    max_epochs=30, batch_size=64, lr=3e-3, inference_dtype="float64").items() if name != "lr"},
+    **_ESTIMATOR_DOCS)
 class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
-    __doc__ = """Small residual CNN image classifier with LAuReL skip connections.
+    """Small residual CNN image classifier with LAuReL skip connections.
 
     Images arrive as flat rows (as in :func:`sklearn.datasets.load_digits`)
     and are reshaped to ``image_shape``. The network is the one of
@@ -107,32 +121,34 @@ class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
     k_prev : int, default=3
         Number of activations mixed by the PA variants (the history restarts
         at the downsampling block).
-    weight_norm : {"softmax", "sigmoid", "none"}, default="softmax"
-    lr_init : {"xavier", "orthogonal"}, default="xavier"
-    pa_map : {"lowrank", "identity"}, default="lowrank"
+    {weight_norm}
+    {lr_init}
+    {pa_map}
     image_shape : tuple of int or None, default=None
         ``(height, width)`` or ``(channels, height, width)``; ``None`` means
         one channel, square when ``n_features`` is a perfect square and a
         ``1 x n_features`` strip otherwise.
-    weight_decay : float, default=1e-4
-    max_epochs : int, default=30
-    batch_size : int, default=64
-    lr : float, default=3e-3
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float64"
+    {weight_decay}
+    {max_epochs}
+    {batch_size}
+    {lr}
+    {device}
+    {random_state}
+    {verbose}
+    {callbacks}
+    {inference_dtype}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Class labels seen during ``fit``.
     image_shape_ : tuple of int
-        ``(channels, height, width)`` used.""" + _LAUREL_ATTRS_DOC + """
+        ``(channels, height, width)`` used.
+    {laurel_attributes}
 
     See Also
     --------
-    LaurelMLPClassifier : the residual MLP version.
+    LaurelMLPClassifier : The residual MLP version.
 
     Notes
     -----
@@ -140,7 +156,9 @@ class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
     ``P``, and LAuReL acts on it: :math:`x_{i+1} = \\alpha f(x_i) + \\beta (P
     x_i + B A P x_i)`. The low-rank map over channels adds :math:`2 r C`
     parameters per block, as the paper's ResNet-50 experiments do [1]_.
-""" + _REFERENCES_DOC + """
+
+    {laurel_references}
+
     Examples
     --------
     >>> from skpaper.datasets import load_digits_split

@@ -13,6 +13,8 @@ from numbers import Integral
 import torch
 from torch import nn
 
+from ..utils._docstring import Substitution
+
 __all__ = [
     "LAUREL_VARIANTS",
     "LaurelBlock",
@@ -85,6 +87,27 @@ def laurel_param_count(dim, variant="rw+lr", rank=16, k_prev=3, pa_map="lowrank"
     return 2 * rw + 2 * rank * dim * lowrank + k_prev * pa
 
 
+#: Docstring pieces of the LAuReL options, shared by the builders and estimators.
+_LAUREL_DOCS = {
+    "variant": """
+        variant : {"standard", "rw", "lr", "pa", "rw+lr", "rw+lr+pa"}, default="rw+lr"
+            LAuReL variant of every skip connection (see :class:`LaurelResidual`);
+            ``"standard"`` is the plain residual network.""",
+    "k_prev": """
+        k_prev : int, default=3
+            Number of activations mixed by the PA variants.""",
+    "weight_norm": """
+        weight_norm : {"softmax", "sigmoid", "none"}, default="softmax"
+            Normalisation of the residual weights ``(alpha, beta)``.""",
+    "lr_init": """
+        lr_init : {"xavier", "orthogonal"}, default="xavier"
+            Initialisation of the down-projection ``A``.""",
+    "pa_map": """
+        pa_map : {"lowrank", "identity"}, default="lowrank"
+            Map applied to the previous activations by the PA variants.""",
+}
+
+
 class LaurelResidual(nn.Module):
     """Learned augmented residual connection (LAuReL) for one block.
 
@@ -138,8 +161,8 @@ class LaurelResidual(nn.Module):
 
     See Also
     --------
-    with_laurel : wrap an existing block.
-    LaurelSequential : a stack of wrapped blocks that keeps the PA history.
+    with_laurel : Wrap an existing block.
+    LaurelSequential : A stack of wrapped blocks that keeps the PA history.
 
     Notes
     -----
@@ -231,7 +254,14 @@ class LaurelResidual(nn.Module):
                 self.gamma.fill_(1.0 if self.pa_map == "lowrank" else 0.0)
 
     def residual_weights(self):
-        """Return ``(alpha, beta)``: tensors for the RW variants, else ``(1.0, 1.0)``."""
+        """Return the residual weights ``(alpha, beta)``.
+
+        Returns
+        -------
+        alpha, beta : torch.Tensor or float
+            0-d tensors for the RW variants (normalised by ``weight_norm``),
+            else ``1.0`` each.
+        """
         if self.rw_logits is None:
             return 1.0, 1.0
         if self.weight_norm == "softmax":
@@ -244,7 +274,14 @@ class LaurelResidual(nn.Module):
 
     @torch.no_grad()
     def learned_weights(self):
-        """Current ``{"alpha": float, "beta": float, "gamma": list or None}``."""
+        """Return the current learned weights as plain numbers.
+
+        Returns
+        -------
+        weights : dict
+            ``{"alpha": float, "beta": float, "gamma": list of float or None}``;
+            ``gamma`` is ``None`` without the PA variants.
+        """
         alpha, beta = self.residual_weights()
         gamma = None if self.gamma is None else [float(g) for g in self.gamma]
         return {"alpha": float(alpha), "beta": float(beta), "gamma": gamma}
@@ -325,6 +362,13 @@ class LaurelResidual(nn.Module):
         return torch.addcmul(alpha * fx, beta, g)
 
     def extra_repr(self):
+        """Return the options shown in the module's ``repr``.
+
+        Returns
+        -------
+        text : str
+            ``dim``, ``variant``, ``rank`` and the other options.
+        """
         return (f"dim={self.dim}, variant={self.variant!r}, rank={self.rank}, "
                 f"k_prev={self.k_prev}, weight_norm={self.weight_norm!r}, "
                 f"lr_init={self.lr_init!r}, pa_map={self.pa_map!r}")
@@ -345,9 +389,19 @@ class LaurelBlock(nn.Module):
     block : torch.nn.Module
         The residual branch ``f``; ``f(x)`` must have the shape of ``s``.
     residual : LaurelResidual
+        The connection combining ``s`` and ``f(x)``.
     shortcut : torch.nn.Module or None, default=None
         Projection of ``x`` for blocks that downsample or change width; the
         LAuReL map then acts on the projected shortcut.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from torch import nn
+    >>> from skpaper.nn import LaurelBlock, LaurelResidual
+    >>> blk = LaurelBlock(nn.Linear(4, 4), LaurelResidual(4, "rw", rank=2))
+    >>> blk(torch.zeros(2, 4)).shape
+    torch.Size([2, 4])
     """
 
     def __init__(self, block, residual, shortcut=None):
@@ -367,6 +421,21 @@ class LaurelBlock(nn.Module):
         self.shortcut = shortcut
 
     def forward(self, x, history=None):
+        """Apply the block and its LAuReL connection.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Block input.
+        history : list of torch.Tensor or None, default=None
+            Earlier activations, oldest first, owned by the caller; the skip
+            input ``s`` is appended and the list trimmed to ``k_prev - 1``.
+
+        Returns
+        -------
+        out : torch.Tensor
+            The next activation, of the shape of ``s``.
+        """
         fx = self.block(x)
         s = x if self.shortcut is None else self.shortcut(x)
         if history is not None and self.shortcut is not None:
@@ -380,6 +449,7 @@ class LaurelBlock(nn.Module):
         return out
 
 
+@Substitution(**_LAUREL_DOCS)
 def with_laurel(block, dim, variant="rw+lr", *, rank=16, k_prev=3, weight_norm="softmax",
                 lr_init="xavier", pa_map="lowrank", feature_dim=-1, shortcut=None):
     """Wrap a residual branch ``block`` into a LAuReL block.
@@ -390,14 +460,22 @@ def with_laurel(block, dim, variant="rw+lr", *, rank=16, k_prev=3, weight_norm="
         The branch ``f`` of ``x_{i+1} = f(x_i) + x_i``, without its skip.
     dim : int
         Width of the residual stream.
-    variant, rank, k_prev, weight_norm, lr_init, pa_map, feature_dim
-        Passed to :class:`LaurelResidual`.
+    {variant}
+    rank : int, default=16
+        Rank ``r`` of the low-rank map.
+    {k_prev}
+    {weight_norm}
+    {lr_init}
+    {pa_map}
+    feature_dim : int, default=-1
+        Axis of the inputs that holds the ``dim`` features.
     shortcut : torch.nn.Module or None, default=None
         Projection of the skip path for a block that changes shape.
 
     Returns
     -------
     wrapped : LaurelBlock
+        ``block`` with a :class:`LaurelResidual` skip connection.
 
     Examples
     --------
@@ -425,6 +503,7 @@ class LaurelSequential(nn.Module):
     Parameters
     ----------
     *modules : torch.nn.Module
+        The layers, applied in order.
 
     Examples
     --------
@@ -457,6 +536,18 @@ class LaurelSequential(nn.Module):
         return self.layers[index]
 
     def forward(self, x):
+        """Apply the layers in order, passing the PA history between blocks.
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Input of the first layer.
+
+        Returns
+        -------
+        out : torch.Tensor
+            Output of the last layer.
+        """
         history = []
         for layer in self.layers:
             if isinstance(layer, LaurelBlock):

@@ -5,11 +5,13 @@ from numbers import Integral, Real
 import torch
 from torch import nn
 
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions
 from ._base import BaseTorchEstimator, TorchClassifierMixin, TorchRegressorMixin
 from ._laurel import (
     _LR_INITS,
     _PA_MAPS,
+    _LAUREL_DOCS,
     _WEIGHT_NORMS,
     LAUREL_VARIANTS,
     LaurelResidual,
@@ -29,6 +31,7 @@ def _mlp_branch(width):
                          nn.Linear(_MLP_RATIO * width, width))
 
 
+@Substitution(**_LAUREL_DOCS)
 def make_laurel_mlp(n_inputs, n_outputs, width=64, n_blocks=4, variant="rw+lr", *, rank=16,
                     k_prev=3, weight_norm="softmax", lr_init="xavier", pa_map="lowrank"):
     """Build a pre-LayerNorm residual MLP whose skips are LAuReL connections.
@@ -39,16 +42,26 @@ def make_laurel_mlp(n_inputs, n_outputs, width=64, n_blocks=4, variant="rw+lr", 
 
     Parameters
     ----------
-    n_inputs, n_outputs : int
+    n_inputs : int
+        Number of input features.
+    n_outputs : int
+        Number of outputs (classes or targets).
     width : int, default=64
+        Width ``D`` of the residual stream.
     n_blocks : int, default=4
-    variant, rank, k_prev, weight_norm, lr_init, pa_map
-        See :class:`LaurelResidual`; ``variant="standard"`` is the plain
-        residual network.
+        Number of residual blocks.
+    {variant}
+    rank : int, default=16
+        Rank ``r`` of the low-rank map.
+    {k_prev}
+    {weight_norm}
+    {lr_init}
+    {pa_map}
 
     Returns
     -------
     module : torch.nn.Sequential
+        The network, mapping ``(batch, n_inputs)`` to ``(batch, n_outputs)``.
 
     Examples
     --------
@@ -151,80 +164,95 @@ class _BaseLaurelMLP(_BaseLaurelEstimator):
                                self.variant, **self._laurel_kwargs())
 
 
-_MLP_PARAMS_DOC = """
-    Parameters
-    ----------
-    n_blocks : int, default=4
-        Number of residual blocks.
-    width : int, default=64
-        Width ``D`` of the residual stream (block MLPs have ``2 D`` hidden units).
-    variant : {"standard", "rw", "lr", "pa", "rw+lr", "rw+lr+pa"}, default="rw+lr"
-        LAuReL variant of every block's skip connection (see
-        :class:`LaurelResidual`); ``"standard"`` is the plain residual network.
-    rank : int, default=16
-        Rank ``r`` of the low-rank map.
-    k_prev : int, default=3
-        Number of activations mixed by the PA variants.
-    weight_norm : {"softmax", "sigmoid", "none"}, default="softmax"
-        Normalisation of the residual weights ``(alpha, beta)``.
-    lr_init : {"xavier", "orthogonal"}, default="xavier"
-        Initialisation of the down-projection ``A``.
-    pa_map : {"lowrank", "identity"}, default="lowrank"
-        Map applied to the previous activations by the PA variants.
-    weight_decay : float, default=1e-4
-        AdamW decay of weight matrices (not of biases, norms or LAuReL scalars).
-    max_epochs : int, default=50
-    batch_size : int, default=64
-    lr : float, default=3e-3
-        AdamW learning rate.
-    device : str, default="auto"
-        ``"auto"`` trains on a GPU when one is visible.
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float64"
-"""
+#: Docstring pieces of the LAuReL estimators (with :data:`_LAUREL_DOCS`).
+_ESTIMATOR_DOCS = {
+    **_LAUREL_DOCS,
+    "weight_decay": """
+        weight_decay : float, default=1e-4
+            AdamW decay of weight matrices (not of biases, norms or LAuReL scalars).""",
+    "lr": """
+        lr : float, default=3e-3
+            AdamW learning rate.""",
+    "laurel_attributes": """
+        laurel_weights_ : list of dict
+            Per block, the learned ``{"alpha": float, "beta": float, "gamma": list
+            or None}`` (1.0 for parts a variant does not learn).
+        n_added_params_ : int
+            Parameters added by the LAuReL connections over the plain residual
+            network (``2``, ``2 r D`` or ``2 r D + k`` per block by variant).
+        module_ : torch.nn.Module
+            The trained network.
+        history_ : list of dict
+            One record per epoch (``epoch``, ``train_loss``, ...).
+        n_iter_ : int
+            Number of epochs run.
+        device_ : str
+            The device actually used.
+        n_features_in_ : int
+            Number of features seen during ``fit``.
+        feature_names_in_ : ndarray of str
+            Defined only when ``X`` has string column names.""",
+    "laurel_references": """
+        References
+        ----------
+        .. [1] G. Menghani, R. Kumar, S. Kumar. "LAuReL: Learned Augmented Residual
+           Layer". ICML 2025 (PMLR 267), arXiv:2411.07501.""",
+}
 
-_LAUREL_ATTRS_DOC = """
-    laurel_weights_ : list of dict
-        Per block, the learned ``{"alpha": float, "beta": float, "gamma": list
-        or None}`` (1.0 for parts a variant does not learn).
-    n_added_params_ : int
-        Parameters added by the LAuReL connections over the plain residual
-        network (``2``, ``2 r D`` or ``2 r D + k`` per block by variant).
-    module_ : torch.nn.Module
-    history_ : list of dict
-    n_iter_ : int
-    device_ : str
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined only when ``X`` has string column names."""
+#: The pieces of the residual MLP estimators.
+_MLP_DOCS = {
+    **{name: piece for name, piece in torch_parameter_docs(
+        max_epochs=50, batch_size=64, lr=3e-3, inference_dtype="float64").items()
+       if name != "lr"},
+    **_ESTIMATOR_DOCS,
+}
+_MLP_DOCS["mlp_parameters"] = Substitution(**_MLP_DOCS).fill("""
+        Parameters
+        ----------
+        n_blocks : int, default=4
+            Number of residual blocks.
+        width : int, default=64
+            Width ``D`` of the residual stream (block MLPs have ``2 D`` hidden units).
+        {variant}
+        rank : int, default=16
+            Rank ``r`` of the low-rank map.
+        {k_prev}
+        {weight_norm}
+        {lr_init}
+        {pa_map}
+        {weight_decay}
+        {max_epochs}
+        {batch_size}
+        {lr}
+        {device}
+        {random_state}
+        {verbose}
+        {callbacks}
+        {inference_dtype}""")
 
-_REFERENCES_DOC = """
-    References
-    ----------
-    .. [1] G. Menghani, R. Kumar, S. Kumar. "LAuReL: Learned Augmented Residual
-       Layer". ICML 2025 (PMLR 267), arXiv:2411.07501.
-"""
 
-
+@Substitution(**_MLP_DOCS)
 class LaurelMLPClassifier(TorchClassifierMixin, _BaseLaurelMLP):
-    __doc__ = """Residual MLP classifier with learned augmented residual (LAuReL) skips.
+    """Residual MLP classifier with learned augmented residual (LAuReL) skips.
 
     Each block computes ``x_{i+1} = alpha f(x_i) + beta g(x_i, x_{i-1}, ...)``
     instead of ``f(x_i) + x_i`` (see :class:`LaurelResidual`); at
     initialisation it is exactly the plain residual network, so LAuReL can
     only add what training finds useful.
-""" + _MLP_PARAMS_DOC + """
+
+    {mlp_parameters}
+
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)""" + _LAUREL_ATTRS_DOC + """
+    classes_ : ndarray of shape (n_classes,)
+        Class labels seen during ``fit``.
+    {laurel_attributes}
 
     See Also
     --------
-    LaurelMLPRegressor : the same network for regression.
-    LaurelConvNetClassifier : a residual CNN with LAuReL skips.
-    LaurelResidual : the connection itself.
+    LaurelMLPRegressor : The same network for regression.
+    LaurelConvNetClassifier : A residual CNN with LAuReL skips.
+    LaurelResidual : The connection itself.
 
     Notes
     -----
@@ -233,7 +261,9 @@ class LaurelMLPClassifier(TorchClassifierMixin, _BaseLaurelMLP):
     initialisation, :math:`(\\alpha, \\beta) = 2\\,\\mathrm{softmax}(\\theta)`.
     The paper reports that RW+LR matches the gain of one extra ResNet-50 layer
     with 2.6 times fewer added parameters [1]_.
-""" + _REFERENCES_DOC + """
+
+    {laurel_references}
+
     Examples
     --------
     >>> from skpaper.datasets import load_digits_split
@@ -248,25 +278,31 @@ class LaurelMLPClassifier(TorchClassifierMixin, _BaseLaurelMLP):
     """
 
 
+@Substitution(**_MLP_DOCS)
 class LaurelMLPRegressor(TorchRegressorMixin, _BaseLaurelMLP):
-    __doc__ = """Residual MLP regressor with learned augmented residual (LAuReL) skips.
+    """Residual MLP regressor with learned augmented residual (LAuReL) skips.
 
     The network of :class:`LaurelMLPClassifier` trained with the squared
     error. Targets are standardised inside ``fit`` and mapped back in
     ``predict``.
-""" + _MLP_PARAMS_DOC + """
+
+    {mlp_parameters}
+
     Attributes
-    ----------""" + _LAUREL_ATTRS_DOC + """
+    ----------
+    {laurel_attributes}
 
     See Also
     --------
-    LaurelMLPClassifier : the same network for classification.
-    LaurelResidual : the connection itself.
+    LaurelMLPClassifier : The same network for classification.
+    LaurelResidual : The connection itself.
 
     Notes
     -----
     See :class:`LaurelResidual` for the variants and their parameter counts.
-""" + _REFERENCES_DOC + """
+
+    {laurel_references}
+
     Examples
     --------
     >>> import numpy as np

@@ -6,6 +6,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions
 from ._base import BaseTorchEstimator, EarlyStopping, TorchClassifierMixin, TorchRegressorMixin
 
@@ -20,13 +21,26 @@ def make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation="relu"):
     Parameters
     ----------
     n_inputs : int
+        Number of input features.
     hidden_layer_sizes : sequence of int
+        Width of each hidden layer.
     n_outputs : int
+        Number of outputs.
     activation : {"relu", "tanh", "gelu", "logistic"}, default="relu"
+        Activation after each hidden layer.
 
     Returns
     -------
     module : torch.nn.Sequential
+        ``Linear`` and activation layers, then a ``Linear`` head.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.nn import make_mlp
+    >>> net = make_mlp(3, (8, 8), 2, activation="tanh")
+    >>> net(torch.zeros(4, 3)).shape
+    torch.Size([4, 2])
     """
     return _make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation)
 
@@ -42,6 +56,37 @@ def _make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation, norm=None):
         width = int(size)
     layers.append(nn.Linear(width, int(n_outputs)))
     return nn.Sequential(*layers)
+
+
+#: Docstring pieces of the MLP estimators.
+_MLP_DOCS = {
+    **torch_parameter_docs(max_epochs=200, batch_size=200, inference_dtype="float64"),
+    "mlp_parameters": """
+        hidden_layer_sizes : array-like of int, default=(100,)
+            Width of each hidden layer.
+        activation : {"relu", "tanh", "gelu", "logistic"}, default="relu"
+            Activation after each hidden layer.
+        alpha : float, default=1e-4
+            L2 penalty (Adam weight decay).
+        tol : float, default=1e-4
+            Training stops when the epoch loss has not improved by ``tol`` for
+            ``n_iter_no_change`` consecutive epochs.
+        n_iter_no_change : int, default=10
+            Number of epochs without improvement before training stops.""",
+    "mlp_attributes": """
+        module_ : torch.nn.Sequential
+            The trained network.
+        history_ : list of dict
+            One record per epoch (``epoch``, ``train_loss``, ...).
+        n_iter_ : int
+            Number of epochs run.
+        device_ : str
+            The device actually used.
+        n_features_in_ : int
+            Number of features seen during ``fit``.
+        feature_names_in_ : ndarray of str
+            Defined only when ``X`` has string column names.""",
+}
 
 
 class _BaseMLP(BaseTorchEstimator):
@@ -109,6 +154,7 @@ class _BaseMLP(BaseTorchEstimator):
         return [EarlyStopping("train_loss", self.n_iter_no_change, self.tol)]
 
 
+@Substitution(**_MLP_DOCS)
 class MLPClassifier(TorchClassifierMixin, _BaseMLP):
     """Multi-layer perceptron classifier trained with Adam in torch.
 
@@ -117,38 +163,18 @@ class MLPClassifier(TorchClassifierMixin, _BaseMLP):
 
     Parameters
     ----------
-    hidden_layer_sizes : array-like of int, default=(100,)
-        Width of each hidden layer.
-    activation : {"relu", "tanh", "gelu", "logistic"}, default="relu"
-    alpha : float, default=1e-4
-        L2 penalty (Adam weight decay).
-    tol : float, default=1e-4
-        Training stops when the epoch loss has not improved by ``tol`` for
-        ``n_iter_no_change`` consecutive epochs.
-    n_iter_no_change : int, default=10
-    max_epochs : int, default=200
-    batch_size : int, default=200
-    lr : float, default=1e-3
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float64"
+    {mlp_parameters}
+    {torch_parameters}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    module_ : torch.nn.Sequential
-    history_ : list of dict
-    n_iter_ : int
-    device_ : str
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined only when ``X`` has string column names.
+        Class labels seen during ``fit``.
+    {mlp_attributes}
 
     See Also
     --------
-    sklearn.neural_network.MLPClassifier : the numpy implementation.
+    sklearn.neural_network.MLPClassifier : The numpy implementation.
 
     Examples
     --------
@@ -162,38 +188,22 @@ class MLPClassifier(TorchClassifierMixin, _BaseMLP):
     """
 
 
+@Substitution(**_MLP_DOCS)
 class MLPRegressor(TorchRegressorMixin, _BaseMLP):
     """Multi-layer perceptron regressor trained with Adam in torch.
 
     Parameters
     ----------
-    hidden_layer_sizes : array-like of int, default=(100,)
-    activation : {"relu", "tanh", "gelu", "logistic"}, default="relu"
-    alpha : float, default=1e-4
-    tol : float, default=1e-4
-    n_iter_no_change : int, default=10
-    max_epochs : int, default=200
-    batch_size : int, default=200
-    lr : float, default=1e-3
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float64"
+    {mlp_parameters}
+    {torch_parameters}
 
     Attributes
     ----------
-    module_ : torch.nn.Sequential
-    history_ : list of dict
-    n_iter_ : int
-    device_ : str
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined only when ``X`` has string column names.
+    {mlp_attributes}
 
     See Also
     --------
-    sklearn.neural_network.MLPRegressor : the numpy implementation.
+    sklearn.neural_network.MLPRegressor : The numpy implementation.
 
     Examples
     --------

@@ -130,7 +130,18 @@ class SelfAttention(nn.Module):
                         layer.bias.zero_()
 
     def forward(self, x):
-        """Attend over the tokens of ``x`` of shape ``(batch, tokens, dim)``."""
+        """Attend over the tokens of ``x``.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, tokens, dim)
+            The token embeddings.
+
+        Returns
+        -------
+        out : torch.Tensor of shape (batch, tokens, dim)
+            The attention output after the output projection.
+        """
         batch, n_tokens, dim = x.shape
         qkv = self.qkv(x).reshape(batch, n_tokens, 3, self.n_heads, self.head_dim)
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
@@ -275,10 +286,20 @@ class TransformerBlock(nn.Module):
                            else nn.ModuleList(nn.LayerNorm(dim) for _ in branches))
 
     def forward(self, x, history=None):
-        """Apply the block to ``x`` of shape ``(batch, tokens, dim)``.
+        """Apply the block to a batch of token sequences.
 
-        ``history`` (a list, optional) carries the earlier activations that the
-        "pa" residual variants read; pass one list through a whole stack.
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, tokens, dim)
+            The token embeddings.
+        history : list of torch.Tensor or None, default=None
+            The earlier activations that the "pa" residual variants read; pass
+            one list through a whole stack.
+
+        Returns
+        -------
+        out : torch.Tensor of shape (batch, tokens, dim)
+            The block's output.
         """
         for j, sublayer in enumerate(self.sublayers):
             x = sublayer(x, history)
