@@ -12,6 +12,8 @@ from numbers import Real
 
 import torch
 
+from ..utils._docstring import Substitution
+
 __all__ = ["forward_kl", "generalized_jsd", "reverse_kl", "skew_kl", "skew_reverse_kl"]
 
 _REDUCTIONS = ("sequence_mean", "token_mean", "sum", "none")
@@ -103,27 +105,29 @@ def _reduce(per_token, mask, reduction):
     return per_seq[present].mean() if bool(present.any()) else per_seq.sum() * 0.0
 
 
-_DOC_COMMON = """
-    Parameters
-    ----------
-    p_logits : torch.Tensor of shape (..., vocab)
-        Teacher logits :math:`p` (no gradient is needed through them).
-    q_logits : torch.Tensor of shape (..., vocab)
-        Student logits :math:`q_\\theta`.
-    {extra}mask : torch.Tensor of shape (...) or None, default=None
-        Positions to include (padding and prompt tokens are False).
-    reduction : {{"sequence_mean", "token_mean", "sum", "none"}}, default="sequence_mean"
-        ``"sequence_mean"`` averages over the tokens of each sequence (axis
-        1 onwards), then over sequences: DistiLLM-2's convention.
-        ``"none"`` returns the per-position divergence (zero where masked).
+#: Docstring pieces of the divergences (filled by ``Substitution``).
+_DOCS = {
+    "logits": """
+        p_logits : torch.Tensor of shape (..., vocab)
+            Teacher logits :math:`p` (no gradient is needed through them).
+        q_logits : torch.Tensor of shape (..., vocab)
+            Student logits :math:`q_\\theta`.""",
+    "mask_reduction": """
+        mask : torch.Tensor of shape (...) or None, default=None
+            Positions to include (padding and prompt tokens are False).
+        reduction : {"sequence_mean", "token_mean", "sum", "none"}, default="sequence_mean"
+            ``"sequence_mean"`` averages over the tokens of each sequence (axis
+            1 onwards), then over sequences: DistiLLM-2's convention.
+            ``"none"`` returns the per-position divergence (zero where masked).""",
+    "returns": """
+        Returns
+        -------
+        loss : torch.Tensor
+            A scalar, or the per-position tensor for ``reduction="none"``.""",
+}
 
-    Returns
-    -------
-    loss : torch.Tensor
-        A scalar, or the per-position tensor for ``reduction="none"``.
-"""
 
-
+@Substitution(**_DOCS)
 def skew_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequence_mean"):
     r"""Skew Kullback-Leibler divergence :math:`KL(p \,\|\, \alpha p + (1 - \alpha) q_\theta)`.
 
@@ -131,7 +135,16 @@ def skew_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequence_mean")
     student's likelihood where the teacher puts mass, and the teacher share
     :math:`\alpha` in the mixture keeps the gradient bounded where
     :math:`q_\theta` is near zero.
-    {common}
+
+    Parameters
+    ----------
+    {logits}
+    alpha : float or torch.Tensor of shape (batch,), default=0.1
+        Teacher share :math:`\alpha` of the mixture, in [0, 1].
+    {mask_reduction}
+
+    {returns}
+
     Notes
     -----
     With :math:`\alpha = 0` this is the forward KL; with :math:`\alpha = 1` it
@@ -163,6 +176,7 @@ def skew_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequence_mean")
     return _reduce(per_token, mask, reduction)
 
 
+@Substitution(**_DOCS)
 def skew_reverse_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequence_mean"):
     r"""Skew reverse KL :math:`KL(q_\theta \,\|\, (1 - \alpha) p + \alpha\, \mathrm{sg}(q_\theta))`.
 
@@ -170,7 +184,16 @@ def skew_reverse_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequenc
     student's mass where the teacher puts little, which lowers the likelihood
     of the student's own poor samples. The student inside the mixture is
     detached (stop-gradient ``sg``), as in the authors' trainer.
-    {common}
+
+    Parameters
+    ----------
+    {logits}
+    alpha : float or torch.Tensor of shape (batch,), default=0.1
+        Student (stop-gradient) share :math:`\alpha` of the mixture.
+    {mask_reduction}
+
+    {returns}
+
     Notes
     -----
     With :math:`\alpha = 0` this is the reverse KL :math:`KL(q_\theta\|p)`.
@@ -199,9 +222,17 @@ def skew_reverse_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequenc
     return _reduce(per_token, mask, reduction)
 
 
+@Substitution(**_DOCS)
 def forward_kl(p_logits, q_logits, mask=None, reduction="sequence_mean"):
     r"""Forward KL :math:`KL(p \,\|\, q_\theta)` (classic token-level KD).
-    {common}
+
+    Parameters
+    ----------
+    {logits}
+    {mask_reduction}
+
+    {returns}
+
     Examples
     --------
     >>> import torch
@@ -216,9 +247,17 @@ def forward_kl(p_logits, q_logits, mask=None, reduction="sequence_mean"):
     return _reduce(_kl(logp, logq), mask, reduction)
 
 
+@Substitution(**_DOCS)
 def reverse_kl(p_logits, q_logits, mask=None, reduction="sequence_mean"):
     r"""Reverse KL :math:`KL(q_\theta \,\|\, p)` (mode-seeking).
-    {common}
+
+    Parameters
+    ----------
+    {logits}
+    {mask_reduction}
+
+    {returns}
+
     Examples
     --------
     >>> import torch
@@ -233,6 +272,7 @@ def reverse_kl(p_logits, q_logits, mask=None, reduction="sequence_mean"):
     return _reduce(_kl(logq, logp), mask, reduction)
 
 
+@Substitution(**_DOCS)
 def generalized_jsd(p_logits, q_logits, beta=0.5, mask=None, reduction="sequence_mean"):
     r"""Generalised Jensen-Shannon divergence of GKD (Agarwal et al., 2024).
 
@@ -240,7 +280,16 @@ def generalized_jsd(p_logits, q_logits, beta=0.5, mask=None, reduction="sequence
     :math:`JSD_\beta = \beta KL(p\|m) + (1 - \beta) KL(q_\theta\|m)`;
     ``beta=0`` and ``beta=1`` are taken as the forward and reverse KL, the
     convention of TRL's ``GKDTrainer``.
-    {common}
+
+    Parameters
+    ----------
+    {logits}
+    beta : float or torch.Tensor, default=0.5
+        Teacher share :math:`\beta` of the mixture, in [0, 1].
+    {mask_reduction}
+
+    {returns}
+
     Examples
     --------
     >>> import torch
@@ -263,15 +312,3 @@ def generalized_jsd(p_logits, q_logits, beta=0.5, mask=None, reduction="sequence
     per_token = beta * _kl(logp, mix) + (1.0 - beta) * _kl(logq, mix)
     return _reduce(per_token, mask, reduction)
 
-
-for _func, _extra in (
-    (skew_kl, "alpha : float or torch.Tensor of shape (batch,), default=0.1\n"
-              "        Teacher share :math:`\\alpha` of the mixture, in [0, 1].\n    "),
-    (skew_reverse_kl, "alpha : float or torch.Tensor of shape (batch,), default=0.1\n"
-                      "        Student (stop-gradient) share :math:`\\alpha` of the mixture.\n    "),
-    (forward_kl, ""),
-    (reverse_kl, ""),
-    (generalized_jsd, "beta : float or torch.Tensor, default=0.5\n"
-                      "        Teacher share :math:`\\beta` of the mixture, in [0, 1].\n    "),
-):
-    _func.__doc__ = _func.__doc__.replace("{common}", _DOC_COMMON.format(extra=_extra))

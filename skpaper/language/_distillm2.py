@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..nn._base import BaseTorchEstimator, GradNormClipping
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._distill_losses import forward_kl, generalized_jsd, skew_kl, skew_reverse_kl
 from ._lm_model import lm_logits, pad_sequences, trim_to_targets
@@ -58,6 +59,7 @@ def _is_fitted(estimator):
     return True
 
 
+@Substitution(**torch_parameter_docs())
 class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
     """Distil a teacher causal LM into a student with DistiLLM-2's contrastive loss.
 
@@ -119,7 +121,7 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         Prompts per step (each brings a teacher and a student response).
     lr : float, default=5e-4
         Adam learning rate.
-    device : str, default="auto"
+    {device}
     random_state : int, RandomState instance or None, default=None
         Seeds the sampling of responses and the batch order.
     verbose : int, default=0
@@ -128,7 +130,7 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         Training callbacks (:class:`skpaper.nn.Callback`); fitted copies are
         kept in ``callbacks_``. ``ValidationSplit`` is not supported: the
         student responses are sampled again at every round.
-    inference_dtype : {"float32", "float64"}, default="float32"
+    {inference_dtype}
 
     Attributes
     ----------
@@ -157,8 +159,9 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
 
     See Also
     --------
-    LanguageModel : the tiny causal LM used as teacher and student.
-    skew_kl, skew_reverse_kl : the two divergences.
+    LanguageModel : The tiny causal LM used as teacher and student.
+    skew_kl : The divergence on teacher responses.
+    skew_reverse_kl : The divergence on student responses.
 
     Notes
     -----
@@ -338,6 +341,7 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         Returns
         -------
         self : ContrastiveDistiller
+            The fitted estimator, whose ``module_`` is the distilled student.
         """
         X, _ = self._check_inputs(X, fitting=True)
         self._init_torch_state()

