@@ -21,9 +21,13 @@ _SHARED_DOCS = {
             Seed of the random draws; pass an int for reproducible results.
     """,
     # The encoder settings of VisionTransformer, MaskedAutoencoderViT and MicroscopyMAE.
-    "vit_patch_size": """
-        patch_size : int, default=4
+    "vit_image_layout": """
+        in_chans : int
+            Number of image channels (the maximum number in the channel-agnostic mode).
+        patch_size : int
             Side of the square, non-overlapping patches that become tokens.
+        grid : tuple of int
+            ``(rows, columns)`` of patches of the images it will see.
     """,
     "vit_embed_dim": """
         embed_dim : int, default=64

@@ -20,6 +20,7 @@ from torch import nn
 from ..nn._base import BaseTorchEstimator, LRScheduler
 from ..nn._laurel import LAUREL_VARIANTS
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
+from ._docs import _SHARED_DOCS, Substitution, torch_parameter_docs
 from ._vit import (
     BLOCK_TYPES,
     VisionTransformer,
@@ -63,6 +64,7 @@ def fourier_loss(pred, target, patch_size, mask=None, *, form="grid", grid=None,
         Flattened patches as produced by :func:`patchify` (``width`` is
         ``k * patch_size**2`` with ``k`` channels per token).
     patch_size : int
+        Side of the square patches.
     mask : torch.Tensor of shape (batch, tokens) or None, default=None
         1 for the masked tokens, whose errors count; None counts every token.
     form : {"grid", "patch"}, default="grid"
@@ -144,13 +146,17 @@ def mae_loss(pred, target, mask, patch_size, fourier_weight=0.01, *, fourier_for
     Parameters
     ----------
     pred, target : torch.Tensor of shape (batch, tokens, patch_width)
+        Predicted and true flattened patches (see :func:`patchify`).
     mask : torch.Tensor of shape (batch, tokens)
         1 for masked tokens: both terms count only their errors.
     patch_size : int
+        Side of the square patches.
     fourier_weight : float in [0, 1), default=0.01
+        Weight ``w`` of the Fourier term.
     fourier_form : {"grid", "patch"}, default="grid"
         ``form`` of :func:`fourier_loss`.
     grid : tuple of 2 int or None, default=None
+        ``(gh, gw)`` token grid of :func:`fourier_loss`.
     n_modalities : int, default=1
         See :func:`fourier_loss`.
 
@@ -158,6 +164,16 @@ def mae_loss(pred, target, mask, patch_size, fourier_weight=0.01, *, fourier_for
     -------
     total, mse, fourier : torch.Tensor
         The mixed loss and its two parts (``fourier`` is 0 when the weight is 0).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.representation import mae_loss
+    >>> target = torch.zeros(1, 4, 16)
+    >>> mask = torch.tensor([[1.0, 1.0, 0.0, 0.0]])
+    >>> total, mse, fourier = mae_loss(target + 1.0, target, mask, 4, fourier_weight=0.0)
+    >>> float(total), float(mse), float(fourier)
+    (1.0, 1.0, 0.0)
     """
     mse = _masked_mean(((pred - target) ** 2).mean(dim=-1), mask)
     if fourier_weight <= 0:
@@ -174,19 +190,20 @@ def self_standardize(images, eps=1e-6):
     return (images - mean) / torch.sqrt(var + eps)
 
 
+@Substitution(**_SHARED_DOCS)
 class MaskedAutoencoderViT(nn.Module):
     """Masked autoencoder with a :class:`VisionTransformer` encoder.
 
     Parameters
     ----------
-    in_chans, patch_size, grid
-        Image layout (see :class:`VisionTransformer`).
-    embed_dim, depth, n_heads, mlp_ratio, channel_agnostic, layer_scale, qk_norm, \
-block_type, residual, laurel_rank
-        Encoder settings (see :class:`VisionTransformer`).
-    decoder_dim : int, default=32
-    decoder_depth : int, default=1
-    decoder_heads : int, default=4
+    {vit_image_layout}
+    {vit_embed_dim}
+    {vit_depth}
+    {vit_n_heads}
+    {vit_block}
+    {vit_channel_agnostic}
+    {vit_layers}
+    {mae_decoder}
     standardize : bool, default=True
         Standardise every channel of every image before encoding; the
         reconstruction target is the standardised image.
@@ -254,11 +271,38 @@ block_type, residual, laurel_rank
             nn.init.normal_(self.channel_embed, std=0.02)
 
     def prepare(self, images):
-        """Standardised images (the encoder input and the reconstruction target)."""
+        """Standardise the images if ``standardize``, else return them unchanged.
+
+        Parameters
+        ----------
+        images : torch.Tensor of shape (batch, channels, height, width)
+            Raw images.
+
+        Returns
+        -------
+        images : torch.Tensor of shape (batch, channels, height, width)
+            The encoder input and reconstruction target.
+        """
         return self_standardize(images) if self.standardize else images
 
     def decode(self, latent, restore, n_channels):
-        """Pixel predictions ``(batch, tokens, patch_width)`` for every token."""
+        """Predict the pixels of every token from the encoded visible tokens.
+
+        Parameters
+        ----------
+        latent : torch.Tensor of shape (batch, 1 + n_visible, embed_dim)
+            Normalised encoder output, class token first.
+        restore : torch.LongTensor of shape (batch, tokens)
+            Unshuffling indices of :func:`random_masking`.
+        n_channels : int
+            Number of image channels (sets the channel embeddings of the
+            channel-agnostic mode).
+
+        Returns
+        -------
+        pred : torch.Tensor of shape (batch, tokens, patch_width)
+            Predicted flattened patches, in token order.
+        """
         x = self.decoder_embed(latent)
         batch, n_tokens = restore.shape
         n_visible = x.shape[1] - 1
@@ -277,6 +321,15 @@ block_type, residual, laurel_rank
 
     def forward(self, images, mask_ratio, generator=None):
         """Encode a random ``1 - mask_ratio`` share of the tokens and reconstruct all.
+
+        Parameters
+        ----------
+        images : torch.Tensor of shape (batch, in_chans, height, width)
+            Images whose patch grid is ``grid``.
+        mask_ratio : float in (0, 1)
+            Share of tokens hidden from the encoder.
+        generator : torch.Generator or None, default=None
+            Source of the masks (CPU generator).
 
         Returns
         -------
@@ -330,6 +383,7 @@ def _image_layout(n_features, image_shape, patch_size):
     return (channels, height, width), (channels, pad(height), pad(width))
 
 
+@Substitution(**_SHARED_DOCS, **torch_parameter_docs(max_epochs=50))
 class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorchEstimator):
     """Masked-autoencoder ViT pretrained on images; features from any block.
 
@@ -347,15 +401,12 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         as a single-channel square image (zero-padded to the next square).
         Height and width are zero-padded up to multiples of ``patch_size``.
     patch_size : int, default=4
-    embed_dim : int, default=64
-        Encoder width (a multiple of 4 and of ``n_heads``).
-    depth : int, default=6
-        Number of encoder blocks.
-    n_heads : int, default=4
-    mlp_ratio : float, default=4.0
-    decoder_dim : int, default=32
-    decoder_depth : int, default=1
-    decoder_heads : int, default=4
+        Side of the square, non-overlapping patches that become tokens.
+    {vit_embed_dim}
+    {vit_depth}
+    {vit_n_heads}
+    {vit_block}
+    {mae_decoder}
     mask_ratio : float, default=0.75
         Share of tokens hidden from the encoder (exactly ``round(ratio * tokens)``).
     fourier_weight : float, default=0.01
@@ -364,30 +415,23 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         How the Fourier loss transforms the reconstruction (see
         :func:`fourier_loss`): ``"grid"``, the official form, takes the 2-D FFT
         over the token grid; ``"patch"`` transforms each patch on its own.
-    channel_agnostic : bool, default=False
-        One token per patch and channel with a shared projection (CA-MAE).
-    layer_scale : float or None, default=1e-4
-        Initial LayerScale value; None disables it.
-    qk_norm : bool, default=True
-    block_type : {"sequential", "parallel"}, default="sequential"
-    residual : {"standard", "rw", "lr", "pa", "rw+lr", "rw+lr+pa"}, default="standard"
-        Residual connection of every encoder block (LAuReL variants).
-    laurel_rank : int, default=8
+    {vit_channel_agnostic}
+    {vit_layers}
     weight_decay : float, default=0.05
         AdamW weight decay on the weight matrices.
     warmup_fraction : float, default=0.1
         Share of the steps spent in linear warm-up before the cosine decay.
     standardize : bool, default=True
         Standardise each channel of each image before encoding.
-    max_epochs : int, default=50
-    batch_size : int, default=128
+    {max_epochs}
+    {batch_size}
     lr : float, default=1e-3
-        Peak learning rate of the one-cycle schedule.
-    device : str, default="auto"
+        Peak learning rate of the one-cycle schedule of the AdamW optimizer.
+    {device}
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the batch order and the masks.
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
+    {verbose}
+    {callbacks}
     inference_dtype : {"float32", "float64"}, default="float64"
         Precision of the encoder after training (float64 makes features
         independent of batch composition).
@@ -411,8 +455,8 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
 
     See Also
     --------
-    BlockSearchProbe : pick the encoder block by linear probing.
-    TypicalVariationNormalizer : batch correction of the features.
+    BlockSearchProbe : Pick the encoder block by linear probing.
+    TypicalVariationNormalizer : Batch correction of the features.
 
     Notes
     -----
@@ -606,6 +650,7 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X = validate_data(self, X, dtype=np.float64)
         self._check_widths()
@@ -649,28 +694,32 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         return out
 
     def transform(self, X, block=None):
-        """Mean-pooled features of encoder block ``block``.
+        """Return the mean-pooled features of encoder block ``block``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Flattened images, laid out as in ``fit``.
         block : int or None, default=None
             Block number, 1 to ``depth``; None means the last block.
 
         Returns
         -------
         features : ndarray of shape (n_samples, embed_dim)
+            Mean over the patch tokens of the final LayerNorm of the residual
+            stream after ``block``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._encode(X, self._check_block(block))
 
     def transform_all_blocks(self, X):
-        """Mean-pooled features of every block, from one forward pass.
+        """Return the mean-pooled features of every block, from one forward pass.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Flattened images, laid out as in ``fit``.
 
         Returns
         -------
@@ -688,6 +737,7 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Flattened images, laid out as in ``fit``.
         y : None
             Ignored.
 

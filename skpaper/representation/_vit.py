@@ -23,6 +23,7 @@ from torch import nn
 
 from ..nn._transformer import BLOCK_TYPES  # noqa: F401 (the MAE estimator reads it here)
 from ..nn._transformer import SelfAttention, TransformerBlock, _check_positive_int
+from ._docs import _SHARED_DOCS, Substitution
 
 __all__ = [
     "MultiHeadSelfAttention",
@@ -58,6 +59,7 @@ def patchify(images, patch_size, *, channel_agnostic=False):
     images : torch.Tensor of shape (batch, channels, height, width)
         Height and width must be multiples of ``patch_size``.
     patch_size : int
+        Side of the square patches.
     channel_agnostic : bool, default=False
         If False, one token per patch holds all channels, ordered
         ``(channel, row, column)``. If True, each channel of each patch is its
@@ -99,14 +101,30 @@ def unpatchify(tokens, patch_size, n_channels, grid, *, channel_agnostic=False):
     tokens : torch.Tensor
         Output of :func:`patchify` (or a reconstruction of the same shape).
     patch_size : int
+        Side of the square patches.
     n_channels : int
+        Number of image channels.
     grid : tuple of int
         ``(rows, columns)`` of patches.
     channel_agnostic : bool, default=False
+        Whether ``tokens`` hold one channel of one patch each (channel-major), as
+        :func:`patchify` gives with ``channel_agnostic=True``.
 
     Returns
     -------
     images : torch.Tensor of shape (batch, n_channels, rows * patch_size, columns * patch_size)
+        The images, patches put back in place.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.representation import patchify, unpatchify
+    >>> x = torch.randn(1, 2, 4, 4)
+    >>> tokens = patchify(x, 2, channel_agnostic=True)
+    >>> tokens.shape
+    torch.Size([1, 8, 4])
+    >>> torch.equal(unpatchify(tokens, 2, 2, (2, 2), channel_agnostic=True), x)
+    True
     """
     patch_size = _check_positive_int("patch_size", patch_size)
     n_channels = _check_positive_int("n_channels", n_channels)
@@ -142,10 +160,20 @@ def sincos_pos_embed_2d(dim, grid_h, grid_w, *, temperature=10000.0):
     grid_h, grid_w : int
         Patch grid.
     temperature : float, default=10000.0
+        Base of the geometric frequencies ``1 / temperature**(i / (dim / 4))``.
 
     Returns
     -------
     embed : torch.Tensor of shape (grid_h * grid_w, dim)
+        Row ``r * grid_w + c`` embeds the patch in row ``r`` and column ``c``
+        (float32).
+
+    Examples
+    --------
+    >>> from skpaper.representation import sincos_pos_embed_2d
+    >>> embed = sincos_pos_embed_2d(8, 2, 3)
+    >>> tuple(embed.shape), embed[0].tolist()
+    ((6, 8), [0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0])
     """
     dim = _check_positive_int("dim", dim)
     if dim % 4:
@@ -166,6 +194,7 @@ def random_masking(n_batch, n_tokens, mask_ratio, *, generator=None, device=None
     Parameters
     ----------
     n_batch, n_tokens : int
+        Number of images and of tokens per image.
     mask_ratio : float in (0, 1)
         At least one token is always masked (so the loss is defined).
     generator : torch.Generator or None, default=None
@@ -182,6 +211,15 @@ def random_masking(n_batch, n_tokens, mask_ratio, *, generator=None, device=None
     restore : torch.LongTensor of shape (n_batch, n_tokens)
         ``restore[b, i]`` is the position of token ``i`` in the concatenation
         ``[visible tokens, masked tokens]``, to unshuffle decoder inputs.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.representation import random_masking
+    >>> generator = torch.Generator().manual_seed(0)
+    >>> keep, mask, restore = random_masking(2, 8, 0.75, generator=generator)
+    >>> tuple(keep.shape), mask.sum(dim=1).tolist()
+    ((2, 2), [6.0, 6.0])
     """
     if not isinstance(mask_ratio, Real) or not 0.0 < float(mask_ratio) < 1.0:
         raise ValueError(f"mask_ratio must be a float in (0, 1), got {mask_ratio!r}.")
@@ -206,18 +244,29 @@ class MultiHeadSelfAttention(SelfAttention):
     Parameters
     ----------
     dim : int
+        Token width.
     n_heads : int
-        Must divide ``dim``.
+        Number of heads; must divide ``dim``.
     qk_norm : bool, default=True
         Normalise queries and keys per head (stabilises large ViTs; used by the
         microscopy MAEs).
     qkv_bias : bool, default=False
+        Whether the query-key-value projection has a bias.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.representation import MultiHeadSelfAttention
+    >>> attn = MultiHeadSelfAttention(16, 4)
+    >>> attn(torch.randn(2, 5, 16)).shape
+    torch.Size([2, 5, 16])
     """
 
     def __init__(self, dim, n_heads, *, qk_norm=True, qkv_bias=False):
         super().__init__(dim, n_heads, qk_norm=qk_norm, qkv_bias=qkv_bias)
 
 
+@Substitution(**_SHARED_DOCS)
 class ViTBlock(TransformerBlock):
     """One pre-norm transformer block whose residual connections are LAuReL residuals.
 
@@ -227,20 +276,11 @@ class ViTBlock(TransformerBlock):
     Parameters
     ----------
     dim : int
+        Token width.
     n_heads : int
-    mlp_ratio : float, default=4.0
-    layer_scale : float or None, default=1e-4
-        Initial LayerScale value; None disables LayerScale.
-    qk_norm : bool, default=True
-    block_type : {"sequential", "parallel"}, default="sequential"
-        ``"sequential"``: ``x + LS(attn(LN x))`` then ``+ LS(mlp(LN .))`` (two
-        residual connections). ``"parallel"``: one residual connection around
-        ``LS(attn(LN x) + mlp(LN x))``, the layout of the microscopy MAEs'
-        parallel-scaling blocks.
-    residual : {"standard", "rw", "lr", "pa", "rw+lr", "rw+lr+pa"}, default="standard"
-        Variant of every residual connection (see :class:`~skpaper.nn.LaurelResidual`).
-    laurel_rank : int, default=8
-        Rank of the LAuReL low-rank map (unused by ``"standard"`` and ``"rw"``).
+        Number of attention heads; must divide ``dim``.
+    {vit_block}
+    {vit_layers}
 
     Examples
     --------
@@ -258,33 +298,19 @@ class ViTBlock(TransformerBlock):
                          laurel_rank=laurel_rank)
 
 
+@Substitution(**_SHARED_DOCS)
 class VisionTransformer(nn.Module):
     """ViT encoder for multi-channel images, with per-block outputs and trimming.
 
     Parameters
     ----------
-    in_chans : int
-        Number of image channels (the maximum number in the channel-agnostic mode).
-    patch_size : int
-    grid : tuple of int
-        ``(rows, columns)`` of patches of the images it will see.
-    embed_dim : int
-        Width ``D``; a multiple of 4 and of ``n_heads``.
-    depth : int
-        Number of blocks.
-    n_heads : int
-    mlp_ratio : float, default=4.0
-    channel_agnostic : bool, default=False
-        Embed each channel of each patch separately with one shared projection
-        (a token per patch and channel, the same position embedding for every
-        channel), so that the encoder accepts any number of channels up to
-        ``in_chans`` and is equivariant to their order.
-    layer_scale : float or None, default=1e-4
-    qk_norm : bool, default=True
-    block_type : {"sequential", "parallel"}, default="sequential"
-    residual : str, default="standard"
-        A :data:`~skpaper.nn.LAUREL_VARIANTS` entry, for every residual connection.
-    laurel_rank : int, default=8
+    {vit_image_layout}
+    {vit_embed_dim}
+    {vit_depth}
+    {vit_n_heads}
+    {vit_block}
+    {vit_channel_agnostic}
+    {vit_layers}
 
     Attributes
     ----------
@@ -360,7 +386,18 @@ class VisionTransformer(nn.Module):
         nn.init.normal_(self.cls_token, std=0.02)
 
     def embed(self, images):
-        """Patch tokens with positions, without the class token: ``(batch, tokens, D)``."""
+        """Embed images as patch tokens with positions, without the class token.
+
+        Parameters
+        ----------
+        images : torch.Tensor of shape (batch, channels, height, width)
+            Images whose patch grid is ``grid``.
+
+        Returns
+        -------
+        tokens : torch.Tensor of shape (batch, tokens, D)
+            Projected patches plus their sine-cosine positions.
+        """
         grid = _check_grid(images, self.patch_size)
         if grid != self.grid:
             raise ValueError(
@@ -383,8 +420,21 @@ class VisionTransformer(nn.Module):
     def run_blocks(self, tokens, n_blocks=None, *, return_all=False):
         """Prepend the class token and run the first ``n_blocks`` blocks (all by default).
 
-        Returns the residual stream after the last block run, or the list of
-        streams after each block when ``return_all`` (final norm not applied).
+        Parameters
+        ----------
+        tokens : torch.Tensor of shape (batch, tokens, D)
+            Patch tokens, as :meth:`embed` returns them (or a subset of them).
+        n_blocks : int or None, default=None
+            Number of blocks to run; None runs all of them.
+        return_all : bool, default=False
+            Return the stream after every block instead of the last one only.
+
+        Returns
+        -------
+        stream : torch.Tensor of shape (batch, 1 + tokens, D) or list of torch.Tensor
+            The residual stream after the last block run (class token first), or
+            the list of streams after each block when ``return_all``; the final
+            norm is not applied.
         """
         n_blocks = self.depth if n_blocks is None else int(n_blocks)
         x = torch.cat([self.cls_token.expand(tokens.shape[0], -1, -1), tokens], dim=1)
@@ -395,19 +445,66 @@ class VisionTransformer(nn.Module):
         return outputs if return_all else x
 
     def forward(self, images, n_blocks=None):
-        """Normalised tokens ``(batch, 1 + tokens, D)`` after ``n_blocks`` blocks (CLS first)."""
+        """Encode images into normalised tokens after ``n_blocks`` blocks.
+
+        Parameters
+        ----------
+        images : torch.Tensor of shape (batch, channels, height, width)
+            Images whose patch grid is ``grid``.
+        n_blocks : int or None, default=None
+            Number of blocks to run; None runs all of them.
+
+        Returns
+        -------
+        tokens : torch.Tensor of shape (batch, 1 + tokens, D)
+            The final LayerNorm of the residual stream, class token first.
+        """
         return self.norm(self.run_blocks(self.embed(images), n_blocks))
 
     def pool(self, stream):
-        """Mean over the patch tokens of ``LN(stream)`` (class token excluded): ``(batch, D)``."""
+        """Pool a residual stream into one feature vector per image.
+
+        Parameters
+        ----------
+        stream : torch.Tensor of shape (batch, 1 + tokens, D)
+            Residual stream after a block, class token first.
+
+        Returns
+        -------
+        features : torch.Tensor of shape (batch, D)
+            Mean over the patch tokens of ``LN(stream)`` (class token excluded).
+        """
         return self.norm(stream[:, 1:]).mean(dim=1)
 
     def block_features(self, images):
-        """List (one per block) of pooled ``(batch, D)`` features, in one forward pass."""
+        """Compute the pooled features of every block in one forward pass.
+
+        Parameters
+        ----------
+        images : torch.Tensor of shape (batch, channels, height, width)
+            Images whose patch grid is ``grid``.
+
+        Returns
+        -------
+        features : list of torch.Tensor of shape (batch, D)
+            One entry per block, in order (see :meth:`pool`).
+        """
         return [self.pool(s) for s in self.run_blocks(self.embed(images), return_all=True)]
 
     def trim(self, n_blocks):
-        """A copy of the encoder that keeps its first ``n_blocks`` blocks."""
+        """Copy the encoder, keeping its first ``n_blocks`` blocks.
+
+        Parameters
+        ----------
+        n_blocks : int
+            Number of blocks kept, 1 to ``depth``.
+
+        Returns
+        -------
+        trimmed : VisionTransformer
+            A deep copy whose output is the output of block ``n_blocks`` of this
+            encoder.
+        """
         n_blocks = _check_positive_int("n_blocks", n_blocks)
         if n_blocks > self.depth:
             raise ValueError(f"n_blocks must be at most depth={self.depth}, got {n_blocks}.")
