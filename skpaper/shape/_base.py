@@ -1,5 +1,6 @@
 """Shared input checks and the torch base of the point-cloud estimators."""
 
+import textwrap
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,6 +9,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
 from ..nn._base import BaseTorchEstimator, _derive_seed
+from ..utils._docstring import torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions
 from ._backbones import make_backbone
 
@@ -27,6 +29,15 @@ def check_point_clouds(X, *, name="X"):
     Returns
     -------
     X : ndarray of float64, same shape
+        The clouds as a float64 array, once checked to be finite, 3-D, with
+        3 or 6 channels and at least one point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import check_point_clouds
+    >>> check_point_clouds(np.zeros((2, 5, 3))).dtype
+    dtype('float64')
     """
     if isinstance(X, (str, bytes, dict)) or X is None:
         raise TypeError(f"{name} must be an array of point clouds of shape (n_samples, "
@@ -63,11 +74,22 @@ def apply_rotation(X, R):
     Parameters
     ----------
     X : ndarray of shape (n, n_points, 3 or 6)
+        Point clouds, optionally followed by their unit normals.
     R : ndarray of shape (n, 3, 3) or (3, 3)
+        One rotation per cloud, or one for all.
 
     Returns
     -------
     X_rotated : ndarray, same shape as X
+        Each cloud rotated by its R (points and normals alike), in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import apply_rotation
+    >>> quarter_turn = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    >>> apply_rotation(np.array([[[1.0, 0.0, 0.0]]]), quarter_turn).round(6).tolist()
+    [[[0.0, 1.0, 0.0]]]
     """
     R = np.broadcast_to(np.asarray(R, dtype=np.float64), (X.shape[0], 3, 3))
     Rt = np.swapaxes(R, 1, 2)
@@ -107,36 +129,53 @@ def _cloud_tags(tags):
     return tags
 
 
-_SHARED_PARAMS_DOC = """
-    backbone : {"pointnet", "dgcnn"}, default="pointnet"
-        Point-cloud network: PointNet-lite (fast, CPU-sized) or a small DGCNN
-        (the paper's architecture family; slow on CPU).
-    n_points : int, default=1024
-        Points per cloud fed to the network. Training draws a random subset
-        per batch; prediction takes an evenly spaced, fixed subset (so a
-        rotated copy of a cloud is seen through the same points).
-    use_normals : bool, default=True
-        Feed the normals (columns 3-5 of X) too; then X must have 6 channels.
-    embed_dim : int, default=128
-        Width of the per-point embedding and of the head.
-    k_neighbors : int, default=20
-        Neighbours of the DGCNN k-NN graph (unused by PointNet-lite).
-    dropout : float, default=0.0
-        Dropout before the head."""
+def _training_docs():
+    """The docstring pieces of the torch training parameters of the cloud networks."""
+    pieces = torch_parameter_docs(batch_size=32)
+    pieces["max_epochs"] = """
+        max_epochs : int, default=100
+            Passes over the training shapes; each pass draws fresh rotations."""
+    pieces["lr"] = """
+        lr : float, default=1e-3
+            Adam learning rate (the official code uses 1e-4 with batch 48 on a GPU)."""
+    pieces["random_state"] = """
+        random_state : int, RandomState instance or None, default=None
+            Seeds the weights, the training rotations and the voting rotations."""
+    names = ("max_epochs", "batch_size", "lr", "device", "random_state", "verbose",
+             "callbacks", "inference_dtype")
+    pieces["torch_parameters"] = "\n".join(textwrap.dedent(pieces[name]).strip("\n")
+                                           for name in names)
+    return pieces
 
-_BASE_PARAMS_DOC = """
-    max_epochs : int, default=100
-        Passes over the training shapes; each pass draws fresh rotations.
-    batch_size : int, default=32
-    lr : float, default=1e-3
-        Adam learning rate (the official code uses 1e-4 with batch 48 on a GPU).
-    device : str, default="auto"
-        "auto" uses CUDA when available.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the weights, the training rotations and the voting rotations.
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float32\""""
+
+#: Docstring pieces shared by the point-cloud estimators (filled by ``Substitution``).
+_SHARED_DOCS = {
+    "cloud_parameters": """
+        backbone : {"pointnet", "dgcnn"}, default="pointnet"
+            Point-cloud network: PointNet-lite (fast, CPU-sized) or a small DGCNN
+            (the paper's architecture family; slow on CPU).
+        n_points : int, default=1024
+            Points per cloud fed to the network. Training draws a random subset
+            per batch; prediction takes an evenly spaced, fixed subset (so a
+            rotated copy of a cloud is seen through the same points).
+        use_normals : bool, default=True
+            Feed the normals (columns 3-5 of X) too; then X must have 6 channels.""",
+    "network_parameters": """
+        embed_dim : int, default=128
+            Width of the per-point embedding and of the head.
+        k_neighbors : int, default=20
+            Neighbours of the DGCNN k-NN graph (unused by PointNet-lite).
+        dropout : float, default=0.0
+            Dropout before the head.""",
+    "X_clouds": """
+        X : array-like of shape (n_samples, n_points, 3 or 6)
+            Point clouds, optionally followed by their unit normals (as many
+            channels as in ``fit``).""",
+    "y_rotations": """
+        y : array-like of shape (n_samples, 3, 3)
+            True rotations of the clouds (X = X_canonical y^T).""",
+    **_training_docs(),
+}
 
 
 class _BaseCloudNet(BaseTorchEstimator):

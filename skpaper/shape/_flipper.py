@@ -9,10 +9,10 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._docstring import Substitution
 from ..utils._sklearn import Interval, _fit_context
 from ._base import (
-    _BASE_PARAMS_DOC,
-    _SHARED_PARAMS_DOC,
+    _SHARED_DOCS,
     _BaseCloudNet,
     _rotate_tensor,
     apply_rotation,
@@ -25,13 +25,21 @@ N_FLIPS = 24
 
 
 def octahedral_cayley_table():
-    """Multiplication table of :func:`octahedral_group`: ``table[a, b]`` indexes G[a] G[b].
+    """Return the multiplication table of :func:`octahedral_group` and its inverses.
 
     Returns
     -------
     table : ndarray of shape (24, 24), dtype=int
+        ``table[a, b]`` is the index of G[a] G[b].
     inverse : ndarray of shape (24,), dtype=int
         ``inverse[a]`` indexes G[a]^T.
+
+    Examples
+    --------
+    >>> from skpaper.shape import octahedral_cayley_table
+    >>> table, inverse = octahedral_cayley_table()
+    >>> table.shape, bool((table[range(24), inverse] == table[0, 0]).all())
+    ((24, 24), True)
     """
     G = octahedral_group()
     products = np.einsum("aij,bjk->abik", G, G).reshape(-1, 3, 3)
@@ -106,8 +114,9 @@ def _check_flip_labels(y, n):
     return y
 
 
+@Substitution(**_SHARED_DOCS)
 class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
-    __doc__ = """Classify which of the 24 cube rotations a near-canonical shape has undergone.
+    """Classify which of the 24 cube rotations a near-canonical shape has undergone.
 
     Trained on canonical shapes perturbed by a random rotation of at most
     ``noise_deg`` degrees (mimicking the residual error of stage 1) and then
@@ -117,7 +126,8 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
     element of O, it resolves that element.
 
     Parameters
-    ----------""" + _SHARED_PARAMS_DOC + """
+    ----------
+    {cloud_parameters}
     noise_deg : float, default=10.0
         Largest angle of the training perturbation.
     n_votes : int, default=1
@@ -139,7 +149,9 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
     confusion_temperature : float, default=0.01
         Scale of the Chamfer distances in ``C`` (clouds are scaled to radius
         about 1, so 0.01 separates distinct flips and merges symmetric ones).
-        Ignored unless ``forward_correction``.""" + _BASE_PARAMS_DOC + """
+        Ignored unless ``forward_correction``.
+    {network_parameters}
+    {torch_parameters}
 
     Attributes
     ----------
@@ -228,7 +240,8 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
 
         Returns
         -------
-        self : object
+        self : OctahedralFlipper
+            The fitted classifier.
         """
         X = self._validate_clouds(X, reset=True)
         if y is not None:
@@ -290,29 +303,33 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
             out.append(p[:, table[f]])
         return np.stack(out)
 
+    @Substitution(**_SHARED_DOCS)
     def predict_proba(self, X):
-        """Probabilities of the 24 flips, averaged over the voting flips.
+        """Predict the probabilities of the 24 flips, averaged over the voting flips.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
         proba : ndarray of shape (n_samples, 24)
+            Probability of each flip index of :func:`octahedral_group`.
         """
         return self._mapped_back_probabilities(X).mean(axis=0)
 
+    @Substitution(**_SHARED_DOCS)
     def predict(self, X):
-        """Flip index in 0..23 (majority of the mapped-back votes).
+        """Predict the flip index in 0..23 (majority of the mapped-back votes).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
         flips : ndarray of shape (n_samples,)
+            Index into :func:`octahedral_group` of the flip of each cloud.
         """
         probs = self._mapped_back_probabilities(X)
         votes = probs.argmax(axis=2)  # (K, n)
@@ -320,21 +337,23 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         np.add.at(counts, (np.arange(probs.shape[1])[None].repeat(len(votes), 0), votes), 1.0)
         return self.classes_[np.argmax(counts + 0.5 * probs.mean(axis=0), axis=1)]
 
+    @Substitution(**_SHARED_DOCS)
     def predict_top_k(self, X, k=4):
-        """The ``k`` most probable flips, most probable first.
+        """Predict the ``k`` most probable flips, most probable first.
 
         The official benchmark's top-4 evaluation keeps the best of the four
         completed orientations; see :func:`top_k_axis_errors`.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
         k : int, default=4
-            In 1..24.
+            Number of flips kept, in 1..24.
 
         Returns
         -------
         flips : ndarray of shape (n_samples, k)
+            Flip indices by decreasing probability.
         """
         if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= N_FLIPS:
             raise ValueError(f"k must be an integer in [1, {N_FLIPS}], got {k!r}.")
@@ -362,7 +381,8 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
 
         Returns
         -------
-        self : object
+        self : OctahedralFlipper
+            The classifier, with ``conformal_quantile_`` and ``conformal_alpha_`` set.
         """
         check_is_fitted(self)
         if not isinstance(alpha, Real) or isinstance(alpha, bool) or not 0 < alpha < 1:
@@ -385,17 +405,20 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         self.conformal_alpha_ = float(alpha)
         return self
 
+    @Substitution(**_SHARED_DOCS)
     def conformal_scores(self, X, y):
-        """Cumulative probability of the classes ranked at or above the true flip.
+        """Return the cumulative probability of the classes ranked at or above the true flip.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
         y : array-like of shape (n_samples,)
+            True flip indices in 0..23.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            The adaptive conformity score of each cloud, in (0, 1].
         """
         proba = self.predict_proba(X)
         y = _check_flip_labels(y, len(proba))
@@ -404,12 +427,13 @@ class OctahedralFlipper(ClassifierMixin, _BaseCloudNet):
         rank = np.argmax(order == y[:, None], axis=1)
         return cum[np.arange(len(y)), rank]
 
+    @Substitution(**_SHARED_DOCS)
     def predict_set(self, X):
-        """Conformal prediction sets of flips, as a boolean mask.
+        """Predict the conformal sets of flips, as a boolean mask.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------

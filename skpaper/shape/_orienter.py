@@ -7,10 +7,10 @@ import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._docstring import Substitution
 from ..utils._sklearn import Interval, StrOptions, _fit_context
 from ._base import (
-    _BASE_PARAMS_DOC,
-    _SHARED_PARAMS_DOC,
+    _SHARED_DOCS,
     _BaseCloudNet,
     _check_channels,
     _cloud_tags,
@@ -32,7 +32,7 @@ __all__ = ["PCAOrienter", "QuotientOrienter", "octahedral_medoid"]
 
 
 def octahedral_medoid(candidates, group=None):
-    """Index of the medoid of candidate rotations under the distance modulo a group.
+    """Return the index of the medoid of candidate rotations under the distance modulo a group.
 
     d(R_i, R_j) = min over g of ||R_i - R_j g||_F^2; the medoid minimises the
     sum of distances to the other candidates (the official voting scheme keeps
@@ -41,12 +41,23 @@ def octahedral_medoid(candidates, group=None):
     Parameters
     ----------
     candidates : ndarray of shape (K, 3, 3)
+        Candidate rotations (the votes).
     group : ndarray of shape (k, 3, 3) or None
-        None means the octahedral group.
+        Group of the distance; None means the octahedral group.
 
     Returns
     -------
     index : int
+        Position in ``candidates`` of the medoid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import octahedral_medoid, random_small_rotations
+    >>> votes = random_small_rotations(3, 5.0, random_state=0)
+    >>> votes[1] = -np.eye(3)[[1, 0, 2]]  # an outlier vote
+    >>> octahedral_medoid(votes, group=np.eye(3)[None]) != 1
+    True
     """
     group = octahedral_group() if group is None else group
     targets = np.einsum("jab,gbc->jgac", candidates, group)  # R_j g
@@ -58,22 +69,26 @@ def octahedral_medoid(candidates, group=None):
 class _OrientationMixin:
     """transform/score shared by the stage-1 orienters (predict gives R_hat)."""
 
+    @Substitution(**_SHARED_DOCS)
     def transform(self, X):
         """Re-orient clouds: X R_hat for points and normals.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
         X_oriented : ndarray of the same shape
+            The clouds rotated by their predicted R_hat (back to canonical,
+            up to what the estimator resolves).
         """
         R = self.predict(X)
         return apply_rotation(check_point_clouds(X), np.swapaxes(R, 1, 2))
 
+    @Substitution(**_SHARED_DOCS)
     def score(self, X, y, sample_weight=None):
-        """Up-axis accuracy at ``up_threshold_deg`` (modulo O for a stage-1 orienter).
+        """Return the up-axis accuracy at ``up_threshold_deg`` (modulo O for stage 1).
 
         Stage 1 recovers the orientation only up to the 24 cube rotations, so
         for it the predicted up axis counts as correct when any of the six
@@ -81,15 +96,16 @@ class _OrientationMixin:
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
-        y : array-like of shape (n_samples, 3, 3)
-            True rotations (X = X_canonical y^T).
+        {X_clouds}
+        {y_rotations}
         sample_weight : None
             Not supported; present for the scikit-learn signature.
 
         Returns
         -------
         score : float
+            The share of clouds whose predicted up axis is within
+            ``up_threshold_deg`` of the true one.
         """
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported by this score.")
@@ -101,8 +117,9 @@ class _OrientationMixin:
         return octahedral_group()
 
 
+@Substitution(**_SHARED_DOCS)
 class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
-    __doc__ = """Orientation regression modulo the octahedral group (stage 1).
+    """Orientation regression modulo the octahedral group (stage 1).
 
     A point-cloud network outputs 9 numbers M, projected to a rotation
     R_hat = U diag(1, 1, det(U V^T)) V^T (special Procrustes). Trained on
@@ -113,7 +130,8 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
     (:class:`OctahedralFlipper`, :class:`TwoStageOrienter`).
 
     Parameters
-    ----------""" + _SHARED_PARAMS_DOC + """
+    ----------
+    {cloud_parameters}
     loss : {"quotient", "l2", "octahedral_abs_cos"}, default="quotient"
         ``"quotient"``: min over g in O of ||R_hat - R g||_F^2.
         ``"octahedral_abs_cos"``: min over column permutations of
@@ -124,8 +142,10 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
         Voting at inference: the cloud is pre-rotated by K random rotations
         Q_k, each prediction is mapped back (Q_k^T R_hat_k) and the medoid
         under the distance modulo O is kept. 1 disables it (no pre-rotation).
+    {network_parameters}
     up_threshold_deg : float, default=10.0
-        Threshold of :meth:`score`.""" + _BASE_PARAMS_DOC + """
+        Threshold of :meth:`score`.
+    {torch_parameters}
 
     Attributes
     ----------
@@ -210,7 +230,8 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
 
         Returns
         -------
-        self : object
+        self : QuotientOrienter
+            The fitted orienter.
         """
         X = self._validate_clouds(X, reset=True)
         if y is not None:
@@ -235,34 +256,39 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
         Xb, R, _ = batch
         return self._compute_loss(self.module_(Xb).reshape(-1, 3, 3), R)
 
+    @Substitution(**_SHARED_DOCS)
     def predict_raw(self, X):
-        """Raw network outputs M before the projection, without voting.
+        """Predict the raw network outputs M before the projection, without voting.
 
         For ``loss="l2"`` this is the naive regressor's estimate of R, whose
         columns shrink on symmetric shapes (Prop. 3.1 of [1]_).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
         M : ndarray of shape (n_samples, 3, 3)
+            The 9 outputs of the network for each cloud, as a matrix.
         """
         check_is_fitted(self)
         X = self._eval_points(self._validate_clouds(X, reset=False))
         return self._forward_numpy(X).reshape(-1, 3, 3)
 
+    @Substitution(**_SHARED_DOCS)
     def predict(self, X):
-        """Predicted rotations R_hat (up to O for the quotient losses).
+        """Predict the rotations R_hat (up to O for the quotient losses).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
         R : ndarray of shape (n_samples, 3, 3)
+            The estimated rotation of each cloud (X = X_canonical R^T), the
+            medoid of the votes when ``n_votes > 1``.
         """
         check_is_fitted(self)
         X = self._eval_points(self._validate_clouds(X, reset=False))
@@ -340,25 +366,31 @@ class PCAOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_points, 3 or 6)
-        y : ignored
+            Point clouds (only their number of channels is recorded).
+        y : None
+            Ignored.
 
         Returns
         -------
-        self : object
+        self : PCAOrienter
+            The fitted orienter.
         """
         _check_channels(self, check_point_clouds(X), reset=True)
         return self
 
+    @Substitution(**_SHARED_DOCS)
     def predict(self, X):
-        """Principal-axes frames, shape (n_samples, 3, 3).
+        """Predict the principal-axes frame of each cloud.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
         R : ndarray of shape (n_samples, 3, 3)
+            Eigenvectors of the covariance of the centred points as columns,
+            by decreasing variance, with det R = +1.
         """
         check_is_fitted(self)
         X = _check_channels(self, check_point_clouds(X), reset=False)

@@ -6,8 +6,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._docstring import Substitution
 from ..utils._sklearn import HasMethods, Interval, _fit_context
 from ._base import (
+    _SHARED_DOCS,
     _check_channels,
     _cloud_tags,
     apply_rotation,
@@ -52,7 +54,9 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    QuotientOrienter, OctahedralFlipper, PCAOrienter
+    QuotientOrienter : The learned stage 1.
+    OctahedralFlipper : Stage 2, the 24-way flip classifier.
+    PCAOrienter : A non-learned stage 1.
 
     Notes
     -----
@@ -101,7 +105,8 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        self : object
+        self : TwoStageOrienter
+            The fitted pipeline.
         """
         X = check_point_clouds(X)
         if y is not None:
@@ -118,12 +123,13 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         return _check_channels(self, check_point_clouds(X), reset=False)
 
+    @Substitution(**_SHARED_DOCS)
     def predict_stages(self, X):
-        """Both stages' outputs.
+        """Predict the outputs of both stages.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
@@ -137,27 +143,32 @@ class TwoStageOrienter(_OrientationMixin, TransformerMixin, BaseEstimator):
         flips = np.asarray(self.flipper_.predict(apply_rotation(X, np.swapaxes(R1, 1, 2))))
         return R1, flips
 
+    @Substitution(**_SHARED_DOCS)
     def predict(self, X):
-        """Full orientation estimates R_hat g.
+        """Predict the full orientations R_hat g.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
 
         Returns
         -------
         R : ndarray of shape (n_samples, 3, 3)
+            The stage-1 estimate completed by the predicted flip
+            (X = X_canonical R^T).
         """
         R1, flips = self.predict_stages(X)
         return R1 @ octahedral_group()[flips]
 
+    @Substitution(**_SHARED_DOCS)
     def predict_top_k(self, X, k=4):
-        """The orientations completed by the flipper's ``k`` most probable flips.
+        """Predict the orientations completed by the flipper's ``k`` most probable flips.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_points, 3 or 6)
+        {X_clouds}
         k : int, default=4
+            Number of orientations, in 1..24.
             Needs a flipper with ``predict_top_k`` (:class:`OctahedralFlipper`).
 
         Returns
