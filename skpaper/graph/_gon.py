@@ -135,7 +135,24 @@ class GraphOfNets:
         """Build from a networkx outer graph and a list of networkx inner graphs.
 
         Outer nodes are taken in ``list(outer.nodes)`` order, matched to ``inner_graphs``
-        by position. ``feature_key`` names a node attribute holding inner features.
+        by position.
+
+        Parameters
+        ----------
+        outer : networkx.Graph
+            The outer graph.
+        inner_graphs : list of networkx.Graph
+            One inner graph per outer node.
+        feature_key : str or None, default=None
+            Node attribute holding the inner node features; ``None`` passes no
+            features.
+        **kwargs
+            Passed to the :class:`GraphOfNets` constructor.
+
+        Returns
+        -------
+        gon : GraphOfNets
+            The graph of nets.
         """
         import networkx as nx
 

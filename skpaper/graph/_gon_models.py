@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from ..nn._base import BaseTorchEstimator
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions, _fit_context
 from ._gon import GraphOfNets
 from ._message_passing import scatter_mean, scatter_sum, sparse_adjacency, two_layer_mlp
@@ -214,10 +215,12 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
         X : array-like of shape (n_samples, 1)
             Outer-node ids of the labelled nodes.
         y : array-like of shape (n_samples,)
+            Their class labels.
 
         Returns
         -------
         self : object
+            The fitted classifier.
         """
         ids = self._check_ids(X, reset=True)
         y = np.asarray(y)
@@ -245,7 +248,18 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
             positions.double().cpu().numpy()
 
     def predict_proba(self, X):
-        """Class probabilities of the outer nodes ``X`` (ids), shape (n_samples, n_classes)."""
+        """Return the class probabilities of outer nodes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1)
+            Outer-node ids.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Softmax of the node logits, columns in the order of ``classes_``.
+        """
         check_is_fitted(self)
         ids = self._check_ids(X, reset=False)
         logits = self._node_outputs()[0][ids]
@@ -254,7 +268,18 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
         return proba / proba.sum(axis=1, keepdims=True)
 
     def predict(self, X):
-        """Predicted class of the outer nodes ``X`` (ids)."""
+        """Return the predicted class of outer nodes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 1)
+            Outer-node ids.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The most probable class of each node.
+        """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 
@@ -265,37 +290,49 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
         return tags
 
 
-_COMMON_DOC = """
-    gon : GraphOfNets or None, default=None
-        The graph of nets; required to fit.
-    inner_layers : int, default=2
-        GIN layers of the inner encoder F1.
-    outer_layers : int, default=2
-        GCN layers of the outer encoder F2.
-    hidden_dim : int, default=64
-    pool : {"sum", "mean"}, default="sum"
-        Readout of each inner graph.
-    lr : float, default=1e-2
-    weight_decay : float, default=5e-4
-    max_epochs : int, default=200
-        Full-batch epochs.
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float32"
-"""
+#: Docstring pieces of the graph-of-nets classifiers.
+_GON_DOCS = {
+    **torch_parameter_docs(max_epochs=200),
+    "gon_encoders": """
+        gon : GraphOfNets or None, default=None
+            The graph of nets; required to fit.
+        inner_layers : int, default=2
+            GIN layers of the inner encoder F1.
+        outer_layers : int, default=2
+            GCN layers of the outer encoder F2.
+        hidden_dim : int, default=64
+            Width of the node embeddings.
+        pool : {"sum", "mean"}, default="sum"
+            Readout of each inner graph.""",
+    "gon_training": """
+        lr : float, default=1e-2
+            Adam learning rate.
+        weight_decay : float, default=5e-4
+            Adam weight decay.
+        max_epochs : int, default=200
+            Full-batch epochs.
+        {device}
+        {random_state}
+        {verbose}
+        {callbacks}
+        {inference_dtype}""",
+    "gon_attributes": """
+        classes_ : ndarray of shape (n_classes,)
+            Class labels seen during ``fit``.
+        module_ : torch.nn.Module
+            The trained network.""",
+    "gon_reference": """
+        References
+        ----------
+        .. [1] Wang, Zhao, Wang, Shan, Li, Li, Huang, Wang, Pan & Wang, "N2GON: Neural Networks
+           for Graph-of-Net with Position Awareness", ICML 2025.""",
+}
+_GON_DOCS["gon_training"] = Substitution(**_GON_DOCS).fill(_GON_DOCS["gon_training"])
 
-_REFERENCE = """
-    References
-    ----------
-    .. [1] Wang, Zhao, Wang, Shan, Li, Li, Huang, Wang, Pan & Wang, "N2GON: Neural Networks
-       for Graph-of-Net with Position Awareness", ICML 2025.
-"""
 
-
+@Substitution(**_GON_DOCS)
 class GraphOfNetsClassifier(_BaseGONClassifier):
-    __doc__ = """Position-aware node classifier for a graph of nets (N2GON, reconstructed).
+    """Position-aware node classifier for a graph of nets (N2GON, reconstructed).
 
     F1 (a GIN) embeds every inner graph; F2 (a GCN) updates the embeddings over the outer
     graph; positions Pi = P(v) come from a spring system over a constraint net and are
@@ -310,10 +347,11 @@ class GraphOfNetsClassifier(_BaseGONClassifier):
 
     Parameters
     ----------
-""" + _COMMON_DOC.lstrip("\n") + """    constraint : {"spring", "none"}, default="spring"
+    {gon_encoders}
+    constraint : {"spring", "none"}, default="spring"
         ``"none"`` drops L_con (the plain dual encoder).
     constraint_weight : float, default=0.1
-        lambda in front of L_con.
+        The weight lambda in front of L_con.
     knn : int, default=10
         Neighbours per node in the kNN part of C+ (0 disables it).
     knn_every : int, default=10
@@ -323,14 +361,15 @@ class GraphOfNetsClassifier(_BaseGONClassifier):
     position_proj : {"linear", "identity"}, default="linear"
         P: a learned linear map, or the identity (positions are v itself; Algorithm 1
         lists only F1 and F2 as trained, which this option matches).
+    {gon_training}
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-    module_ : torch.nn.Module
+    {gon_attributes}
     history_ : list of dict
         Per epoch: ``train_loss``, ``nll`` and ``constraint_loss``.
     n_iter_ : int
+        Number of epochs run.
     n_features_in_ : int
         Always 1 (the id column).
 
@@ -338,7 +377,9 @@ class GraphOfNetsClassifier(_BaseGONClassifier):
     -----
     Equations 2-7 of the paper could not be retrieved: the encoders, the constraint net
     and the spring loss are reconstructed from Algorithm 1 and the abstract.
-""" + _REFERENCE + """
+
+    {gon_reference}
+
     Examples
     --------
     >>> import numpy as np
@@ -428,36 +469,65 @@ class GraphOfNetsClassifier(_BaseGONClassifier):
         super()._finalize_modules()
 
     def positions(self):
-        """Learned positions Pi of every outer node, shape (n_nodes, p)."""
+        """Return the learned positions Pi of every outer node.
+
+        Returns
+        -------
+        positions : ndarray of shape (n_nodes, position_dim) or (n_nodes, hidden_dim)
+            ``P(v)`` per outer node; ``v`` itself with ``position_proj="identity"``.
+        """
         check_is_fitted(self)
         return self._node_outputs()[1]
 
 
-class OuterGCNClassifier(_BaseGONClassifier):
-    __doc__ = """Outer-only baseline: a GCN over the outer graph on mean inner node features.
+#: Docstring of the single-view baselines; the summary and example lines are per class.
+_BASELINE_DOC = """
+    {summary}
 
     Parameters
     ----------
-""" + _COMMON_DOC.lstrip("\n") + """
+    {gon_encoders}
+    {gon_training}
+
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-    module_ : torch.nn.Module
+    {gon_attributes}
     history_ : list of dict
+        One record per epoch (``epoch``, ``train_loss``, ...).
     n_iter_ : int
+        Number of epochs run.
     n_features_in_ : int
-""" + _REFERENCE + """
+        Always 1 (the id column).
+
+    {gon_reference}
+
     Examples
     --------
     >>> import numpy as np
     >>> from skpaper.datasets import make_synthetic_gon
-    >>> from skpaper.graph import GraphOfNets, OuterGCNClassifier
+    {example_import}
     >>> outer, inner, y = make_synthetic_gon(n_nodes=60, random_state=0)
     >>> ids = np.arange(60).reshape(-1, 1)
-    >>> clf = OuterGCNClassifier(gon=GraphOfNets(outer, inner), max_epochs=5, random_state=0)
+    {example_fit}
     >>> clf.fit(ids, y).predict_proba(ids[:3]).shape
     (3, 4)
     """
+
+
+def _baseline_doc(name, summary):
+    """Fill :data:`_BASELINE_DOC` for the baseline ``name``."""
+    examples = {
+        "example_import": f">>> from skpaper.graph import GraphOfNets, {name}",
+        "example_fit": f">>> clf = {name}(gon=GraphOfNets(outer, inner), max_epochs=5, "
+                       "random_state=0)",
+    }
+    return Substitution(**_GON_DOCS, **examples, summary=summary).fill(_BASELINE_DOC).lstrip()
+
+
+class OuterGCNClassifier(_BaseGONClassifier):
+    __doc__ = _baseline_doc(
+        "OuterGCNClassifier",
+        "Outer-only baseline: a GCN over the outer graph on mean inner node features.")
 
     _view = "outer"
 
@@ -471,9 +541,8 @@ class OuterGCNClassifier(_BaseGONClassifier):
 
 
 class InnerGINClassifier(OuterGCNClassifier):
-    __doc__ = OuterGCNClassifier.__doc__.replace(
-        "Outer-only baseline: a GCN over the outer graph on mean inner node features.",
-        "Inner-only baseline: a GIN graph classifier of each node's inner graph.").replace(
-        "OuterGCNClassifier", "InnerGINClassifier")
+    __doc__ = _baseline_doc(
+        "InnerGINClassifier",
+        "Inner-only baseline: a GIN graph classifier of each node's inner graph.")
 
     _view = "inner"

@@ -16,6 +16,34 @@ def sparse_adjacency(receivers, senders, weights, n_receivers, n_senders):
     ``torch.sparse.mm(M, h)`` is the weighted message sum ``sum_s w_rs h_s``; with its
     backward pass it runs about 2.5x faster than a gather plus ``index_add_`` on CPU, so
     build it once per graph batch when messages are weight-times-state.
+
+    Parameters
+    ----------
+    receivers : torch.Tensor of shape (n_edges,)
+        Row index (receiving node) of each edge.
+    senders : torch.Tensor of shape (n_edges,)
+        Column index (sending node) of each edge.
+    weights : torch.Tensor of shape (n_edges,)
+        Weight of each edge.
+    n_receivers : int
+        Number of rows.
+    n_senders : int
+        Number of columns.
+
+    Returns
+    -------
+    matrix : torch.Tensor
+        The coalesced sparse COO matrix.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.graph import sparse_adjacency
+    >>> m = sparse_adjacency(torch.tensor([0, 0, 1]), torch.tensor([1, 1, 0]),
+    ...                      torch.tensor([1.0, 2.0, 5.0]), 2, 2)
+    >>> m.to_dense()
+    tensor([[0., 3.],
+            [5., 0.]])
     """
     index = torch.stack([receivers, senders])
     return torch.sparse_coo_tensor(index, weights, (n_receivers, n_senders),
@@ -23,18 +51,87 @@ def sparse_adjacency(receivers, senders, weights, n_receivers, n_senders):
 
 
 def scatter_sum(messages, index, size):
-    """Sum rows of ``messages`` into ``size`` buckets given by ``index`` (edges -> nodes)."""
+    """Sum rows of ``messages`` into ``size`` buckets given by ``index`` (edges -> nodes).
+
+    Parameters
+    ----------
+    messages : torch.Tensor of shape (n_edges, ...)
+        One row per edge.
+    index : torch.Tensor of shape (n_edges,)
+        Bucket (receiving node) of each row.
+    size : int
+        Number of buckets.
+
+    Returns
+    -------
+    out : torch.Tensor of shape (size, ...)
+        The sum of the rows of each bucket; zeros for empty buckets.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.graph import scatter_sum
+    >>> scatter_sum(torch.tensor([[1.0], [2.0], [4.0]]), torch.tensor([0, 0, 2]), 3)
+    tensor([[3.],
+            [0.],
+            [4.]])
+    """
     out = messages.new_zeros((size,) + tuple(messages.shape[1:]))
     return out.index_add_(0, index, messages)
 
 
 def scatter_mean(values, index, size):
-    """Mean of the rows of ``values`` per bucket; empty buckets get zeros."""
+    """Average the rows of ``values`` per bucket; empty buckets get zeros.
+
+    Parameters
+    ----------
+    values : torch.Tensor of shape (n_rows, n_features)
+        The rows to average.
+    index : torch.Tensor of shape (n_rows,)
+        Bucket of each row.
+    size : int
+        Number of buckets.
+
+    Returns
+    -------
+    out : torch.Tensor of shape (size, n_features)
+        The mean row of each bucket.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.graph import scatter_mean
+    >>> scatter_mean(torch.tensor([[1.0], [3.0], [4.0]]), torch.tensor([0, 0, 2]), 3)
+    tensor([[2.],
+            [0.],
+            [4.]])
+    """
     total = scatter_sum(values, index, size)
     count = values.new_zeros(size).index_add_(0, index, values.new_ones(index.shape[0]))
     return total / count.clamp(min=1).unsqueeze(-1)
 
 
 def two_layer_mlp(n_in, n_hidden, n_out):
-    """Dense, ReLU, Dense: the f and g functions of the paper's layers."""
+    """Build Dense, ReLU, Dense: the f and g functions of the paper's layers.
+
+    Parameters
+    ----------
+    n_in : int
+        Input width.
+    n_hidden : int
+        Hidden width.
+    n_out : int
+        Output width.
+
+    Returns
+    -------
+    module : torch.nn.Sequential
+        ``Linear(n_in, n_hidden)``, ``ReLU``, ``Linear(n_hidden, n_out)``.
+
+    Examples
+    --------
+    >>> from skpaper.graph import two_layer_mlp
+    >>> two_layer_mlp(4, 8, 2)[2]
+    Linear(in_features=8, out_features=2, bias=True)
+    """
     return nn.Sequential(nn.Linear(n_in, n_hidden), nn.ReLU(), nn.Linear(n_hidden, n_out))

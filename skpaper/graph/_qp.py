@@ -168,6 +168,15 @@ def check_qp(instance, *, name="X"):
     ValueError
         On a missing key, a shape mismatch, a non-symmetric or non-finite matrix, an
         unknown sense, a row or bound that can never hold, lower above upper, or NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.graph import check_qp
+    >>> qp = check_qp({"Q": np.eye(2), "c": [1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
+    ...                "sense": ["<="], "lb": [0.0, 0.0], "ub": [np.inf, np.inf]})
+    >>> qp["row_lower"], qp["row_upper"]
+    (array([-inf]), array([1.]))
     """
     if not isinstance(instance, dict):
         raise TypeError(f"{name} must be a dict describing a QP, got {type(instance).__name__}.")
@@ -227,13 +236,58 @@ def check_qp(instance, *, name="X"):
 
 
 def qp_objective(qp, x):
-    """Objective value 1/2 x^T Q x + c^T x + r of ``x`` for a canonical instance."""
+    """Return the objective value 1/2 x^T Q x + c^T x + r of ``x``.
+
+    Parameters
+    ----------
+    qp : dict
+        A canonical instance (from :func:`check_qp`).
+    x : array-like of shape (n_variables,)
+        The point.
+
+    Returns
+    -------
+    value : float
+        The objective at ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.graph import check_qp, qp_objective
+    >>> qp = check_qp({"Q": np.eye(2), "c": [1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
+    ...                "sense": ["<="], "lb": [0.0, 0.0], "ub": [np.inf, np.inf]})
+    >>> qp_objective(qp, [0.0, 1.0])
+    -0.5
+    """
     x = np.asarray(x, dtype=np.float64)
     return float(0.5 * x @ (qp["Q"] @ x) + qp["c"] @ x + qp.get("r", 0.0))
 
 
 def qp_violation(qp, x):
-    """Largest violation of the linear constraints and bounds at ``x`` (0 when feasible)."""
+    """Return the largest violation of the linear constraints and bounds at ``x``.
+
+    Parameters
+    ----------
+    qp : dict
+        A canonical instance (from :func:`check_qp`).
+    x : array-like of shape (n_variables,)
+        The point.
+
+    Returns
+    -------
+    violation : float
+        The largest amount by which a row or a bound is broken; 0 when ``x`` is
+        feasible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.graph import check_qp, qp_violation
+    >>> qp = check_qp({"Q": np.eye(2), "c": [1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
+    ...                "sense": ["<="], "lb": [0.0, 0.0], "ub": [np.inf, np.inf]})
+    >>> qp_violation(qp, [1.0, 1.5])
+    1.5
+    """
     x = np.asarray(x, dtype=np.float64)
     ax = qp["A"] @ x
     row = np.maximum(np.maximum(qp["row_lower"] - ax, ax - qp["row_upper"]), 0.0)

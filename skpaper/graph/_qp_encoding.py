@@ -38,7 +38,32 @@ def _nonzeros(matrix):
 
 @dataclass
 class QPGraph:
-    """Arrays of one encoded instance (numpy, float32/int64)."""
+    """Arrays of one encoded instance (numpy, float32/int64).
+
+    Parameters
+    ----------
+    var_features : ndarray of shape (n, n_variable_features)
+        Variable-node features: ``c``, scaled bounds, their finite flags, the
+        integer flag, then any random features.
+    con_features : ndarray of shape (m, 2)
+        Constraint-node features: scaled right-hand side and equality flag.
+    a_edges : ndarray of shape (2, nnz_A)
+        Constraint index and variable index of each nonzero of ``A``.
+    a_weights : ndarray of shape (nnz_A,)
+        The nonzeros of ``A``.
+    q_edges : ndarray of shape (2, nnz_Q)
+        Receiving and sending variable of each nonzero of ``Q``.
+    q_weights : ndarray of shape (nnz_Q,)
+        The nonzeros of ``Q``.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_random_lcqp
+    >>> from skpaper.graph import QPGraphEncoder
+    >>> graph = QPGraphEncoder().encode(make_random_lcqp(1, 5, 20, 30, random_state=0)[0])
+    >>> graph.n_variables, graph.n_constraints
+    (20, 5)
+    """
 
     var_features: np.ndarray  # (n, 6)
     con_features: np.ndarray  # (m, 2)
@@ -49,10 +74,12 @@ class QPGraph:
 
     @property
     def n_variables(self):
+        """Number of variable nodes."""
         return self.var_features.shape[0]
 
     @property
     def n_constraints(self):
+        """Number of constraint nodes."""
         return self.con_features.shape[0]
 
 
@@ -72,6 +99,7 @@ class QPGraphEncoder:
         instance and ``feature_seed``: deterministic per instance, but they break the
         symmetries that make WL-equivalent mixed-integer instances indistinguishable.
     feature_seed : int, default=0
+        Seed mixed into the hash that draws the random features.
 
     Examples
     --------
@@ -97,13 +125,29 @@ class QPGraphEncoder:
 
     @property
     def n_variable_features(self):
+        """Number of features of a variable node (six, plus the random features)."""
         return N_VARIABLE_FEATURES + self.random_features
 
     def encode(self, instance, name="X"):
         """Encode one QP dict (validated with :func:`check_qp`) as a :class:`QPGraph`.
 
-        Raises a ValueError naming the instance when a coefficient does not fit in
-        float32 (the network's precision): rescale such an instance first.
+        Parameters
+        ----------
+        instance : dict
+            A QP instance, in either format of :func:`check_qp`.
+        name : str, default="X"
+            How the instance is named in error messages.
+
+        Returns
+        -------
+        graph : QPGraph
+            The arrays of the instance's graph.
+
+        Raises
+        ------
+        ValueError
+            If the instance is invalid, or a coefficient does not fit in float32
+            (the network's precision): rescale such an instance first.
         """
         qp = check_qp(instance, name=name)
         rows, b, is_eq = _constraint_rows(qp)
@@ -149,12 +193,40 @@ class QPGraphEncoder:
         return rng.uniform(size=(qp["c"].shape[0], self.random_features))
 
     def encode_all(self, X):
-        """Encode a list of QP dicts."""
+        """Encode a list of QP dicts.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+
+        Returns
+        -------
+        graphs : list of QPGraph
+            One graph per instance.
+        """
         return [self.encode(inst, name=f"X[{i}]") for i, inst in enumerate(_as_instance_list(X))]
 
     @staticmethod
     def collate(graphs, device="cpu", dtype=torch.float32):
-        """Stack graphs into one disjoint union: a dict of tensors with graph indices."""
+        """Stack graphs into one disjoint union: a dict of tensors with graph indices.
+
+        Parameters
+        ----------
+        graphs : list of QPGraph
+            The graphs of the batch.
+        device : str or torch.device, default="cpu"
+            Device of the tensors.
+        dtype : torch.dtype, default=torch.float32
+            Floating dtype of the features and edge weights.
+
+        Returns
+        -------
+        batch : dict
+            ``var_x``, ``con_x``, ``a_edges``, ``a_w``, ``q_edges``, ``q_w`` (node
+            indices offset per graph), ``var_graph`` and ``con_graph`` (graph of
+            each node) and ``n_graphs``.
+        """
         var_off = np.cumsum([0] + [g.n_variables for g in graphs])
         con_off = np.cumsum([0] + [g.n_constraints for g in graphs])
 

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from ..nn._base import BaseTorchEstimator
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._message_passing import scatter_mean, scatter_sum, sparse_adjacency, two_layer_mlp
 from ._qp import _as_instance_list, _osqp_data, _solve_osqp, check_qp, qp_objective
@@ -33,14 +34,29 @@ class QPGNN(nn.Module):
 
     Parameters
     ----------
-    n_var_features, n_con_features : int
+    n_var_features : int
+        Number of features of a variable node.
+    n_con_features : int
+        Number of features of a constraint node.
     hidden_dim : int
+        Width of every embedding.
     n_layers : int
+        Number of message-passing layers.
     readout : {"graph", "node"}
         ``"graph"``: r([mean_j h^V_j, mean_i h^C_i]) per instance; ``"node"``:
         r([h^V_j, mean h^V, mean h^C]) per variable.
-    n_outputs : int
-    mi_messages : bool
+    n_outputs : int, default=1
+        Outputs of the readout per instance (``"graph"``) or per variable.
+    mi_messages : bool, default=False
+        Mixed-integer message form f([A_ij, h]) instead of A_ij f(h).
+
+    Examples
+    --------
+    >>> from skpaper.graph import QPGNN
+    >>> net = QPGNN(n_var_features=4, n_con_features=3, hidden_dim=8, n_layers=2,
+    ...             readout="graph")
+    >>> len(net.g_var)
+    2
     """
 
     def __init__(self, n_var_features, n_con_features, hidden_dim, n_layers, readout,
@@ -68,6 +84,21 @@ class QPGNN(nn.Module):
         return torch.sparse.mm(matrix, f(states))
 
     def forward(self, batch):
+        """Run the message passing and the readout on a batch of QP graphs.
+
+        Parameters
+        ----------
+        batch : dict
+            A batch of :meth:`QPGraphEncoder.collate`: node features ``var_x`` and
+            ``con_x``, edges and weights of ``A`` and ``Q``, node-to-graph indices
+            and ``n_graphs``. The sparse adjacency matrices are cached in it.
+
+        Returns
+        -------
+        out : torch.Tensor
+            ``(n_graphs, n_outputs)`` for the graph readout, ``(n_variables,)``
+            for the node readout.
+        """
         hv = self.embed_var(batch["var_x"])
         hc = self.embed_con(batch["con_x"])
         con_idx, var_idx = batch["a_edges"]
@@ -209,31 +240,45 @@ class _BaseQPGNN(BaseTorchEstimator):
         return tags
 
 
-_SHARED_DOC = """
-    Parameters
-    ----------
-    hidden_dim : int, default=64
-        Width of every embedding (the paper's "embedding size").
-    n_layers : int, default=2
-        Number of message-passing layers (constraint then variable half-step each).
-    mi_messages : bool, default=False
-        Mixed-integer message form f([A_ij, h]) instead of A_ij f(h).
-    random_features : int, default=0
-        Extra random variable features (deterministic per instance); they let the
-        network separate WL-equivalent mixed-integer instances.
-    bound_scale : float, default=10.0
-        Input scaling of bounds and right-hand sides.
-    max_epochs : int, default=300
-    batch_size : int, default=32
-        Number of QP instances per mini-batch.
-    lr : float, default=1e-3
-        Adam learning rate (the paper uses 5e-4 with batch 500 on a GPU).
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float32"
-"""
+#: Docstring pieces of the QP-GNN estimators.
+_QP_GNN_DOCS = {
+    **torch_parameter_docs(max_epochs=300, batch_size=32),
+    "qp_gnn_parameters": """
+        hidden_dim : int, default=64
+            Width of every embedding (the paper's "embedding size").
+        n_layers : int, default=2
+            Number of message-passing layers (constraint then variable half-step each).
+        mi_messages : bool, default=False
+            Mixed-integer message form f([A_ij, h]) instead of A_ij f(h).
+        random_features : int, default=0
+            Extra random variable features (deterministic per instance); they let the
+            network separate WL-equivalent mixed-integer instances.
+        bound_scale : float, default=10.0
+            Input scaling of bounds and right-hand sides.""",
+    "batch_size": """
+        batch_size : int, default=32
+            Number of QP instances per mini-batch.""",
+    "lr": """
+        lr : float, default=1e-3
+            Adam learning rate (the paper uses 5e-4 with batch 500 on a GPU).""",
+    "qp_gnn_attributes": """
+        module_ : QPGNN
+            The trained network.
+        history_ : list of dict
+            One record per epoch (``epoch``, ``train_loss``, ...).
+        n_iter_ : int
+            Number of epochs run.
+        n_features_in_ : int
+            Number of variable-node features.""",
+    "qp_gnn_references": """
+        References
+        ----------
+        .. [1] Chen, Chen, Liu, Wang & Yin, "Expressive Power of Graph Neural Networks for
+           (Mixed-Integer) Quadratic Programs", ICML 2025.""",
+}
+_QP_GNN_DOCS["torch_parameters"] = "\n".join(
+    Substitution(**_QP_GNN_DOCS).pieces[name] for name in ("max_epochs", "batch_size", "lr", "device", "random_state",
+                                    "verbose", "callbacks", "inference_dtype"))
 
 
 def _drop_unlabelled(items, y):
@@ -253,27 +298,27 @@ def _drop_unlabelled(items, y):
     return [items[i] for i in keep], np.asarray(y.data)[keep]
 
 
+@Substitution(**_QP_GNN_DOCS)
 class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
-    __doc__ = """Predict whether a (mixed-integer) linearly constrained QP is feasible.
+    """Predict whether a (mixed-integer) linearly constrained QP is feasible.
 
     A graph-level readout of :class:`QPGNN` trained with binary cross-entropy.
     For continuous LCQPs, Chen et al. prove that such GNNs approximate the
     feasibility map arbitrarily well; for mixed-integer programs they cannot
     separate WL-equivalent instances (see :func:`~skpaper.datasets.make_wl_indistinguishable_milp_pair`).
-""" + _SHARED_DOC + """
+
+    Parameters
+    ----------
+    {qp_gnn_parameters}
+    {torch_parameters}
+
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-    module_ : QPGNN
-    history_ : list of dict
-    n_iter_ : int
-    n_features_in_ : int
-        Number of variable-node features.
+        The two labels seen during ``fit``.
+    {qp_gnn_attributes}
 
-    References
-    ----------
-    .. [1] Chen, Chen, Liu, Wang & Yin, "Expressive Power of Graph Neural Networks for
-       (Mixed-Integer) Quadratic Programs", ICML 2025.
+    {qp_gnn_references}
 
     Examples
     --------
@@ -302,6 +347,7 @@ class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
         Returns
         -------
         self : object
+            The fitted classifier.
         """
         items = _as_instance_list(X)
         items, y = _drop_unlabelled(items, y)
@@ -328,37 +374,73 @@ class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
         return nn.functional.binary_cross_entropy_with_logits(output.squeeze(-1), target)
 
     def decision_function(self, X):
-        """Logit of the second class (``classes_[1]``) per instance."""
+        """Return the logit of the second class (``classes_[1]``) per instance.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+
+        Returns
+        -------
+        logits : ndarray of shape (n_samples,)
+            Positive where ``classes_[1]`` is predicted.
+        """
         return self._forward_all(X)[1][:, 0]
 
     def predict_proba(self, X):
-        """Probabilities of ``classes_`` per instance, shape (n_samples, 2)."""
+        """Return the probabilities of ``classes_`` per instance.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Sigmoid of the logits, columns in the order of ``classes_``.
+        """
         p = 1.0 / (1.0 + np.exp(-self.decision_function(X)))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
-        """Predicted feasibility label per instance."""
+        """Return the predicted feasibility label per instance.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            One of ``classes_`` per instance.
+        """
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]
 
 
+@Substitution(**_QP_GNN_DOCS)
 class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
-    __doc__ = """Predict a QP's optimal value or its minimum-norm optimal solution.
+    """Predict a QP's optimal value or its minimum-norm optimal solution.
 
     ``target="objective"`` uses the graph readout and the paper's loss
     mean((y_hat - y)^2 / max(y^2, 1)); ``target="solution"`` uses the node readout and
     sum_j (x_hat_j - x_j)^2 / max(||x||^2, 1) per instance. Train on feasible
     instances only.
-""" + _SHARED_DOC.replace("    Parameters\n    ----------\n", """    Parameters
+
+    Parameters
     ----------
     target : {"objective", "solution"}, default="objective"
-""") + """
+        Predict the optimal value (graph readout) or the optimal solution (node
+        readout).
+    {qp_gnn_parameters}
+    {torch_parameters}
+
     Attributes
     ----------
-    module_ : QPGNN
-    history_ : list of dict
-    n_iter_ : int
-    n_features_in_ : int
+    {qp_gnn_attributes}
 
     Notes
     -----
@@ -366,10 +448,7 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
     ||x_hat - x|| / max(||x||, 1) for ``target="solution"``. :meth:`relative_error`
     gives the paper's training metric (square root of the loss).
 
-    References
-    ----------
-    .. [1] Chen, Chen, Liu, Wang & Yin, "Expressive Power of Graph Neural Networks for
-       (Mixed-Integer) Quadratic Programs", ICML 2025.
+    {qp_gnn_references}
 
     Examples
     --------
@@ -437,12 +516,14 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         Parameters
         ----------
         X : list of dict
+            QP instances.
         y : array-like of shape (n_samples,) or list of ndarray
             Optimal values (``target="objective"``) or optimal solutions.
 
         Returns
         -------
         self : object
+            The fitted regressor.
         """
         items = _as_instance_list(X)
         y = self._check_targets(items, y)
@@ -470,7 +551,18 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         return torch.mean(err / torch.clamp(norm, min=1.0))
 
     def predict(self, X):
-        """Predicted optimal values (1-D array) or solutions (list of arrays)."""
+        """Return the predicted optimal values or solutions.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or list of ndarray
+            Optimal values (``target="objective"``), or one solution per instance.
+        """
         graphs, out = self._forward_all(X)
         if self.target == "objective":
             return out[:, 0]
@@ -478,7 +570,20 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         return np.split(out, splits)
 
     def relative_error(self, X, y):
-        """The paper's relative error: sqrt of the mean normalised squared error."""
+        """Return the paper's relative error: sqrt of the mean normalised squared error.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+        y : array-like of shape (n_samples,) or list of ndarray
+            Optimal values (``target="objective"``) or optimal solutions.
+
+        Returns
+        -------
+        error : float
+            The square root of the training loss on ``(X, y)``.
+        """
         items = _as_instance_list(X)
         y = self._check_targets(items, y)
         pred = self.predict(items)
@@ -488,7 +593,22 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
                                       for p, t in zip(pred, y)])))
 
     def score(self, X, y, sample_weight=None):
-        """R^2 (objective) or 1 - mean relative l2 error of the solutions."""
+        """Return R^2 (objective) or 1 - mean relative l2 error of the solutions.
+
+        Parameters
+        ----------
+        X : list of dict
+            QP instances.
+        y : array-like of shape (n_samples,) or list of ndarray
+            Optimal values (``target="objective"``) or optimal solutions.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the instances.
+
+        Returns
+        -------
+        score : float
+            Higher is better; 1.0 is a perfect prediction.
+        """
         items = _as_instance_list(X)
         y = self._check_targets(items, y)
         pred = self.predict(items)
@@ -550,6 +670,7 @@ class QPGNNWarmStart(BaseEstimator):
     solver : {"osqp"}, default="osqp"
         Only OSQP exposes warm starts and iteration counts here.
     tol : float, default=1e-6
+        OSQP's absolute and relative tolerances.
     dual : {"active-set", "zero"}, default="active-set"
         Dual warm start: from the active set of the predicted solution, or zero (a
         primal-only warm start).
