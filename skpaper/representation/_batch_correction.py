@@ -92,7 +92,7 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
     See Also
     --------
     sklearn.decomposition.PCA : PCA with ``whiten=True`` on all samples.
-    replicate_consistency_ks : the metric TVN is meant to raise.
+    replicate_consistency_ks : The metric TVN is meant to raise.
 
     Notes
     -----
@@ -176,6 +176,7 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data.
         y : None
             Ignored.
         batches : array-like of shape (n_samples,) or None, default=None
@@ -186,6 +187,7 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X = validate_data(self, X, dtype=np.float64)
         if np.abs(X).max() > 1e150:
@@ -234,6 +236,7 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data.
         y : None
             Ignored.
         batches : array-like of shape (n_samples,) or None, default=None
@@ -252,6 +255,7 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input data.
         batches : array-like of shape (n_samples,) or None, default=None
             Batch labels; None is allowed only when fit saw a single batch.
         is_control : array-like of bool of shape (n_samples,) or None, default=None

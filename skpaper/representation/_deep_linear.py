@@ -257,8 +257,8 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
 
     See Also
     --------
-    TransferRegressor : scratch training, linear transfer and fine-tuning from a source.
-    sklearn.linear_model.LinearRegression : the minimum-norm least-squares solution that
+    TransferRegressor : Scratch training, linear transfer and fine-tuning from a source.
+    sklearn.linear_model.LinearRegression : The minimum-norm least-squares solution that
         gradient descent from a vanishing initialisation converges to.
 
     Notes
@@ -322,11 +322,14 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data.
         y : array-like of shape (n_samples,)
+            Target values.
 
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X, y = _check_training_data(self, X, y)
         return self._train(_Quadratic(X=X, y=y), self._init_coefs(X.shape[1]))
@@ -346,6 +349,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         beta = check_array(beta, ensure_2d=False, dtype=np.float64, input_name="beta")
         if beta.ndim != 1:
@@ -413,6 +417,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input data.
 
         Returns
         -------

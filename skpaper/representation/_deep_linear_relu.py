@@ -181,8 +181,8 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
 
     See Also
     --------
-    DeepLinearRegressor : the solvable linear model of the same paper.
-    TransferRegressor : scratch training, linear transfer and fine-tuning from a source.
+    DeepLinearRegressor : The solvable linear model of the same paper.
+    TransferRegressor : Scratch training, linear transfer and fine-tuning from a source.
 
     Notes
     -----
@@ -238,11 +238,14 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data.
         y : array-like of shape (n_samples,)
+            Target values.
 
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X, y = _check_training_data(self, X, y)
         return self._train(*self._init_weights(X.shape[1]), _EmpiricalLoss(X, y))
@@ -264,6 +267,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         V = check_array(teacher_weights, dtype=np.float64, input_name="teacher_weights")
         a = check_array(teacher_coef, ensure_2d=False, dtype=np.float64,
@@ -310,6 +314,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input data.
 
         Returns
         -------

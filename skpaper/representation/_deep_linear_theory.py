@@ -227,7 +227,7 @@ def linear_transferability(gamma, theta, sigma=0.0, *, d=None):
 
     See Also
     --------
-    negative_transfer_region : the zero contours of this function.
+    negative_transfer_region : The zero contours of this function.
 
     Notes
     -----

@@ -67,7 +67,7 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
 
     See Also
     --------
-    scratch_risk, linear_transfer_risk, finetune_transferability : the closed forms.
+    scratch_risk, linear_transfer_risk, finetune_transferability : The closed forms.
 
     Notes
     -----
@@ -123,11 +123,14 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training data.
         y : array-like of shape (n_samples,)
+            Target values.
 
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X, y = _check_training_data(self, X, y)
         source = _unwrap(self.source)
@@ -170,6 +173,7 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Input data.
 
         Returns
         -------

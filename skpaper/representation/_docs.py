@@ -78,4 +78,19 @@ _SHARED_DOCS = {
         decoder_heads : int, default=4
             Number of attention heads of every decoder block.
     """,
+    # The inputs of the replicate-consistency metrics of _microscopy_metrics.py.
+    "replicate_parameters": """
+        X : array-like of shape (n_samples, n_features)
+            One embedding per well (or image).
+        perturbations : array-like of shape (n_samples,)
+            Perturbation of each row; rows with the same label are replicates.
+        batches : array-like of shape (n_samples,) or None, default=None
+            If given, only pairs from different batches count (both replicate and
+            random pairs), so that a shared batch cannot make replicates look alike;
+            recommended when batches exist.
+        max_random_pairs : int, default=100000
+            Random pairs (different perturbations) are subsampled to this many.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the subsampling of the random pairs.
+    """,
 }

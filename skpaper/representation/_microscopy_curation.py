@@ -52,7 +52,7 @@ class PerturbationConsistencyFilter(BaseEstimator):
 
     See Also
     --------
-    replicate_consistency_ks : the dataset-level consistency metric.
+    replicate_consistency_ks : The dataset-level consistency metric.
 
     Notes
     -----
@@ -111,6 +111,7 @@ class PerturbationConsistencyFilter(BaseEstimator):
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         rng = check_random_state(self.random_state)

@@ -11,6 +11,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array, check_random_state
 
 from ..utils._sklearn import Interval, validate_params
+from ._docs import _SHARED_DOCS, Substitution
 
 __all__ = [
     "aggregate_embeddings",
@@ -42,27 +43,28 @@ def _same_length(name, values, n):
      "random_state": ["random_state"]},
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_SHARED_DOCS)
 def replicate_pair_similarities(X, perturbations, *, batches=None, max_random_pairs=100_000,
                                 random_state=None):
     """Cosine similarities of replicate pairs and of random pairs.
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        One embedding per well (or image).
-    perturbations : array-like of shape (n_samples,)
-        Perturbation of each row; rows with the same label are replicates.
-    batches : array-like of shape (n_samples,) or None, default=None
-        If given, only pairs from different batches count (both replicate and
-        random pairs), so that a shared batch cannot make replicates look alike.
-    max_random_pairs : int, default=100000
-        Random pairs (different perturbations) are subsampled to this many.
-    random_state : int, RandomState instance or None, default=None
+    {replicate_parameters}
 
     Returns
     -------
     replicate, random : ndarray
         Cosine similarities of the two kinds of pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.representation import replicate_pair_similarities
+    >>> X = np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0], [0.1, 1.0]])
+    >>> replicate, random = replicate_pair_similarities(X, [0, 0, 1, 1])
+    >>> replicate.size, random.size, bool(replicate.min() > random.max())
+    (2, 4, True)
     """
     U = _unit_rows(X)
     n = U.shape[0]
@@ -85,6 +87,7 @@ def replicate_pair_similarities(X, perturbations, *, batches=None, max_random_pa
     return replicate, random
 
 
+@Substitution(**_SHARED_DOCS)
 def replicate_consistency_ks(X, perturbations, *, batches=None, max_random_pairs=100_000,
                              random_state=None):
     """Kolmogorov-Smirnov distance between replicate and random-pair cosines.
@@ -95,12 +98,7 @@ def replicate_consistency_ks(X, perturbations, *, batches=None, max_random_pairs
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-    perturbations : array-like of shape (n_samples,)
-    batches : array-like of shape (n_samples,) or None, default=None
-        Count only pairs across batches (recommended when batches exist).
-    max_random_pairs : int, default=100000
-    random_state : int, RandomState instance or None, default=None
+    {replicate_parameters}
 
     Returns
     -------
@@ -110,7 +108,7 @@ def replicate_consistency_ks(X, perturbations, *, batches=None, max_random_pairs
 
     See Also
     --------
-    replicate_consistency_cvm : the Cramér-von Mises variant.
+    replicate_consistency_cvm : The Cramér-von Mises variant.
 
     References
     ----------
@@ -134,19 +132,33 @@ def replicate_consistency_ks(X, perturbations, *, batches=None, max_random_pairs
     return float(stats.ks_2samp(rep, rand, alternative="less").statistic)
 
 
+@Substitution(**_SHARED_DOCS)
 def replicate_consistency_cvm(X, perturbations, *, batches=None, max_random_pairs=100_000,
                               random_state=None):
     """Two-sample Cramér-von Mises statistic between replicate and random-pair cosines.
 
     Parameters
     ----------
-    X, perturbations, batches, max_random_pairs, random_state
-        As in :func:`replicate_consistency_ks`.
+    {replicate_parameters}
 
     Returns
     -------
     cvm : float
         :func:`scipy.stats.cramervonmises_2samp` statistic (two-sided).
+
+    See Also
+    --------
+    replicate_consistency_ks : The one-sided Kolmogorov-Smirnov variant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.representation import replicate_consistency_cvm
+    >>> rng = np.random.default_rng(0)
+    >>> labels = np.repeat(np.arange(10), 4)
+    >>> X = rng.normal(size=(10, 5))[labels] + 0.3 * rng.normal(size=(40, 5))
+    >>> bool(replicate_consistency_cvm(X, labels) > 1.0)
+    True
     """
     rep, rand = replicate_pair_similarities(X, perturbations, batches=batches,
                                             max_random_pairs=max_random_pairs,
@@ -164,13 +176,24 @@ def aggregate_embeddings(X, labels):
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        One embedding per row (well or perturbation).
     labels : array-like of shape (n_samples,)
+        Group of each row (its perturbation or gene).
 
     Returns
     -------
     means : ndarray of shape (n_labels, n_features)
+        Mean embedding of each label.
     unique_labels : ndarray of shape (n_labels,)
         Sorted labels, one per row of ``means``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.representation import aggregate_embeddings
+    >>> means, labels = aggregate_embeddings(np.array([[0.0], [2.0], [5.0]]), ["b", "b", "a"])
+    >>> means.ravel().tolist(), labels.tolist()
+    ([5.0, 1.0], ['a', 'b'])
     """
     X = check_array(X, dtype=np.float64)
     labels = _same_length("labels", labels, X.shape[0])
@@ -203,6 +226,7 @@ def relationship_recall(X, relations, *, top=0.05):
     Returns
     -------
     recall : float in [0, 1]
+        Share of the relationships whose cosine is in one of the two tails.
 
     Notes
     -----
@@ -260,12 +284,14 @@ def linear_separability(X, y, *, groups=None, cv=5, random_state=None):
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Embeddings.
     y : array-like of shape (n_samples,)
         Classes to separate (perturbations, functional groups).
     groups : array-like of shape (n_samples,) or None, default=None
         If given (e.g. plates), folds hold out whole groups (``GroupKFold``),
         so the probe must generalise across batches.
     cv : int, default=5
+        Number of folds (at most the number of groups when ``groups`` is given).
     random_state : int, RandomState instance or None, default=None
         Shuffles the stratified folds.
 

@@ -59,6 +59,8 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         Linear model fitted on each block's features; None means
         ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``.
     cv : int, cross-validation generator or iterable, default=5
+        Folds over which each block's probe is scored (as in
+        :func:`~sklearn.model_selection.check_cv`).
     scoring : str, callable or None, default="balanced_accuracy"
         Scorer of the probe (None uses the probe's ``score``).
     n_jobs : int or None, default=None
@@ -88,7 +90,7 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    MicroscopyMAE : an encoder with ``transform_all_blocks`` and ``trim``.
+    MicroscopyMAE : An encoder with ``transform_all_blocks`` and ``trim``.
 
     Notes
     -----
@@ -147,6 +149,7 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted search.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         self.encoder_ = clone(self.encoder).fit(X, None)
@@ -176,15 +179,17 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """Features of the best block (the trimmed encoder's output).
+        """Return the features of the best block (the trimmed encoder's output).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Inputs of the encoder.
 
         Returns
         -------
         features : ndarray of shape (n_samples, n_block_features)
+            Features of block ``best_block_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -216,18 +221,33 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Inputs of the encoder.
         y : array-like of shape (n_samples,)
+            True labels of the proxy task.
 
         Returns
         -------
         score : float
+            ``scoring`` of ``probe_`` on the best block's features of ``X``.
         """
         check_is_fitted(self)
         scorer = check_scoring(self.probe_, scoring=self.scoring)
         return float(scorer(self.probe_, self.transform(X), y))
 
     def get_feature_names_out(self, input_features=None):
-        """Output names ``blocksearchprobe0``, ``blocksearchprobe1``, ..."""
+        """Get output feature names for transformation.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored; the names do not depend on the input features.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            ``blocksearchprobe0``, ``blocksearchprobe1``, ..., one per feature of
+            the best block.
+        """
         check_is_fitted(self)
         return np.array([f"blocksearchprobe{i}" for i in range(self._n_features_out)],
                         dtype=object)

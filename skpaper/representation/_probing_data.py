@@ -364,6 +364,7 @@ def minilm_activations(texts, *, layer=6, pooling="last", max_length=128, batch_
     Returns
     -------
     X : ndarray of shape (n_texts, 384)
+        Input data.
 
     Raises
     ------

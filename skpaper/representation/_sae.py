@@ -15,6 +15,7 @@ from torch import nn
 
 from ..nn._base import BaseTorchEstimator
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
+from ._docs import Substitution, torch_parameter_docs
 
 __all__ = ["SparseAutoencoder"]
 
@@ -137,6 +138,7 @@ class SAEModule(nn.Module):
             self.W_dec.grad.sub_(parallel * self.W_dec)
 
 
+@Substitution(**torch_parameter_docs(max_epochs=20, batch_size=256))
 class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorchEstimator):
     """Sparse autoencoder trained on activations (ReLU + L1, TopK or JumpReLU).
 
@@ -170,16 +172,7 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
         After each epoch but the last, re-initialise latents that did not fire on any
         training input during it: encoder and decoder directions are set to the inputs
         with the largest reconstruction error (Bricken et al., 2023).
-    max_epochs : int, default=20
-    batch_size : int, default=256
-    lr : float, default=1e-3
-        Adam learning rate.
-    device : str, default="auto"
-        ``"auto"`` uses CUDA when available.
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float32"
+    {torch_parameters}
 
     Attributes
     ----------
@@ -206,8 +199,8 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
 
     See Also
     --------
-    SAEProbeClassifier : sparse probe on the latents of a sparse autoencoder.
-    sklearn.decomposition.MiniBatchDictionaryLearning : sparse coding by optimisation.
+    SAEProbeClassifier : Sparse probe on the latents of a sparse autoencoder.
+    sklearn.decomposition.MiniBatchDictionaryLearning : Sparse coding by optimisation.
 
     Notes
     -----
@@ -308,6 +301,7 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
         Returns
         -------
         self : object
+            The fitted autoencoder.
         """
         X = validate_data(self, X, dtype=np.float64)
         if self.arch == "topk" and self.k > self.n_latents:
@@ -432,11 +426,12 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
         return module.preactivations(xb).cpu().numpy().astype(np.float64)
 
     def transform(self, X):
-        """Sparse latent code of ``X``.
+        """Encode ``X`` as its sparse latent code.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Activations.
 
         Returns
         -------
@@ -458,6 +453,7 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
         Returns
         -------
         X_hat : ndarray of shape (n_samples, n_features)
+            Decoded activations, in the units of the training data.
         """
         check_is_fitted(self)
         Z = np.asarray(X, dtype=np.float64)
@@ -478,6 +474,7 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Activations.
         y : None
             Ignored.
 
