@@ -18,6 +18,8 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 from sklearn.utils import check_random_state
 
+from ..utils._docstring import Substitution
+
 __all__ = [
     "angle_modulo_group",
     "axis_angle_to_matrix",
@@ -35,6 +37,16 @@ __all__ = [
 
 #: Column index of each orientation axis in R = [side | up | front].
 AXES = {"side": 0, "up": 1, "front": 2}
+
+#: Docstring pieces of the orientation metrics (filled by ``Substitution``).
+_DOCS = {
+    "R_pred": """
+        R_pred : array-like of shape (n, 3, 3)
+            Predicted rotations.""",
+    "R_true": """
+        R_true : array-like of shape (n, 3, 3)
+            True rotations, R = [side | up | front] (X = X_canonical R^T).""",
+}
 
 
 def _check_matrices(R, name):
@@ -76,6 +88,7 @@ def octahedral_group():
     Returns
     -------
     group : ndarray of shape (24, 3, 3)
+        The rotation matrices, a fresh copy at each call.
 
     Examples
     --------
@@ -88,7 +101,7 @@ def octahedral_group():
 
 
 def quaternion_to_matrix(q):
-    """Rotation matrices of (not necessarily unit) quaternions q = (w, x, y, z).
+    """Return the rotation matrices of (not necessarily unit) quaternions q = (w, x, y, z).
 
     Parameters
     ----------
@@ -98,6 +111,13 @@ def quaternion_to_matrix(q):
     Returns
     -------
     R : ndarray of shape (..., 3, 3)
+        The rotation of each quaternion.
+
+    Examples
+    --------
+    >>> from skpaper.shape import quaternion_to_matrix
+    >>> quaternion_to_matrix([2.0, 0.0, 0.0, 0.0]).tolist()  # the identity
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
     q = np.asarray(q, dtype=np.float64)
     if q.shape[-1:] != (4,):
@@ -117,7 +137,7 @@ def quaternion_to_matrix(q):
 
 
 def matrix_to_quaternion(R):
-    """Unit quaternions (w, x, y, z) with w >= 0 of rotation matrices.
+    """Return the unit quaternions (w, x, y, z) with w >= 0 of rotation matrices.
 
     scipy's conversion takes the largest of the four squared components
     (Shepperd's method), so it is accurate for every angle, including 180
@@ -132,6 +152,16 @@ def matrix_to_quaternion(R):
     Returns
     -------
     q : ndarray of shape (..., 4)
+        The quaternion of each rotation, with a non-negative real part.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import matrix_to_quaternion, random_rotations
+    >>> R = random_rotations(3, random_state=0)
+    >>> q = matrix_to_quaternion(R)
+    >>> q.shape, np.allclose(np.linalg.norm(q, axis=1), 1.0)
+    ((3, 4), True)
     """
     R = _check_matrices(R, "R")
     m = R.reshape(-1, 3, 3)
@@ -147,7 +177,7 @@ def matrix_to_quaternion(R):
 
 
 def random_rotations(n, random_state=None):
-    """Rotations drawn uniformly (Haar measure) on SO(3).
+    """Draw rotations uniformly (Haar measure) on SO(3).
 
     A standard Gaussian vector in R^4, normalised, is uniform on the unit
     sphere of quaternions, whose image in SO(3) is Haar-distributed (the
@@ -156,14 +186,18 @@ def random_rotations(n, random_state=None):
     Parameters
     ----------
     n : int
+        Number of rotations.
     random_state : int, RandomState instance or None, default=None
+        Seeds the draws.
 
     Returns
     -------
     R : ndarray of shape (n, 3, 3)
+        The drawn rotation matrices.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from skpaper.shape import random_rotations
     >>> R = random_rotations(5, random_state=0)
     >>> np.allclose(R @ R.transpose(0, 2, 1), np.eye(3))
@@ -182,10 +216,21 @@ def axis_angle_to_matrix(axis, angle):
     axis : array-like of shape (..., 3)
         Non-zero axes (normalised first).
     angle : array-like of shape (...)
+        Rotation angles in radians, broadcast against the axes.
 
     Returns
     -------
     R : ndarray of shape (..., 3, 3)
+        The rotation matrices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import axis_angle_to_matrix
+    >>> axis_angle_to_matrix([0.0, 0.0, 1.0], np.pi / 2).round(6) + 0.0
+    array([[ 0., -1.,  0.],
+           [ 1.,  0.,  0.],
+           [ 0.,  0.,  1.]])
     """
     axis = np.asarray(axis, dtype=np.float64)
     angle = np.asarray(angle, dtype=np.float64)
@@ -198,7 +243,7 @@ def axis_angle_to_matrix(axis, angle):
 
 
 def random_small_rotations(n, max_angle_deg=10.0, random_state=None):
-    """Rotations about a uniform random axis by an angle uniform in [0, max_angle_deg].
+    """Draw rotations about a uniform random axis by an angle uniform in [0, max_angle_deg].
 
     This is the perturbation the flipper is trained with, to mimic the residual
     error of the first stage.
@@ -206,12 +251,24 @@ def random_small_rotations(n, max_angle_deg=10.0, random_state=None):
     Parameters
     ----------
     n : int
+        Number of rotations.
     max_angle_deg : float, default=10.0
+        Largest rotation angle, in degrees, in [0, 180].
     random_state : int, RandomState instance or None, default=None
+        Seeds the draws of the axes and the angles.
 
     Returns
     -------
     R : ndarray of shape (n, 3, 3)
+        The drawn rotation matrices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import geodesic_distance, random_small_rotations
+    >>> R = random_small_rotations(4, max_angle_deg=5.0, random_state=0)
+    >>> bool((geodesic_distance(np.eye(3), R) <= 5.0).all())
+    True
     """
     n = _check_count("n", n)
     if not isinstance(max_angle_deg, Real) or not 0 <= max_angle_deg <= 180:
@@ -234,10 +291,12 @@ def special_procrustes(M):
     Parameters
     ----------
     M : array-like or torch.Tensor of shape (..., 3, 3)
+        Matrices to project.
 
     Returns
     -------
     R : ndarray or torch.Tensor of shape (..., 3, 3)
+        The nearest rotation of each matrix, of the input's kind.
 
     Examples
     --------
@@ -260,7 +319,7 @@ def special_procrustes(M):
 
 
 def geodesic_distance(R1, R2, degrees=True):
-    """Rotation angle of R1^T R2 (the geodesic distance on SO(3)).
+    """Return the rotation angle of R1^T R2 (the geodesic distance on SO(3)).
 
     Computed as atan2(||vee(skew(Q))||, (tr Q - 1) / 2), accurate for small
     and for near-180-degree angles alike (arccos of the trace is not).
@@ -270,10 +329,20 @@ def geodesic_distance(R1, R2, degrees=True):
     R1, R2 : array-like of shape (..., 3, 3)
         Broadcast against each other.
     degrees : bool, default=True
+        Return degrees; False returns radians.
 
     Returns
     -------
     angle : ndarray of shape (...)
+        The angles, in [0, 180] degrees (or [0, pi]).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import axis_angle_to_matrix, geodesic_distance
+    >>> R = axis_angle_to_matrix([1.0, 0.0, 0.0], np.deg2rad(30.0))
+    >>> round(float(geodesic_distance(np.eye(3), R)), 6)
+    30.0
     """
     R1 = _check_matrices(R1, "R1")
     R2 = _check_matrices(R2, "R2")
@@ -302,8 +371,9 @@ def _per_sample_groups(groups, n):
     return [_check_group(g) for g in groups]
 
 
+@Substitution(**_DOCS)
 def angle_modulo_group(R_pred, R_true, group=None, degrees=True):
-    """Geodesic error modulo a symmetry group: min over g of angle(R_pred, R_true g).
+    """Return the geodesic error modulo a symmetry group: min over g of angle(R_pred, R_true g).
 
     For a shape with rotational symmetries G_S every R_true g (g in G_S) is an
     equally correct orientation; with the octahedral group (the default) this
@@ -312,14 +382,24 @@ def angle_modulo_group(R_pred, R_true, group=None, degrees=True):
 
     Parameters
     ----------
-    R_pred, R_true : array-like of shape (n, 3, 3)
+    {R_pred}
+    {R_true}
     group : array-like of shape (k, 3, 3), list of such arrays, or None
         One group for all rotations, or one per rotation; None means O.
     degrees : bool, default=True
+        Return degrees; False returns radians.
 
     Returns
     -------
     angle : ndarray of shape (n,)
+        The smallest angle between R_pred and the R_true g of each pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import angle_modulo_group, octahedral_group
+    >>> angle_modulo_group(octahedral_group()[[3]], np.eye(3)[None]).round(6).tolist()
+    [0.0]
     """
     R_pred = _check_matrices(R_pred, "R_pred").reshape(-1, 3, 3)
     R_true = _check_matrices(R_true, "R_true").reshape(-1, 3, 3)
@@ -333,12 +413,14 @@ def angle_modulo_group(R_pred, R_true, group=None, degrees=True):
     return out
 
 
+@Substitution(**_DOCS)
 def axis_errors(R_pred, R_true, axis="up", group=None):
-    """Angle in degrees between a predicted and a true orientation axis.
+    """Return the angle in degrees between a predicted and a true orientation axis.
 
     Parameters
     ----------
-    R_pred, R_true : array-like of shape (n, 3, 3)
+    {R_pred}
+    {R_true}
     axis : {"side", "up", "front"}, default="up"
         Which column of R = [side | up | front] to compare.
     group : array-like of shape (k, 3, 3), list of such arrays, or None
@@ -349,6 +431,17 @@ def axis_errors(R_pred, R_true, axis="up", group=None):
     Returns
     -------
     angle : ndarray of shape (n,)
+        The angle between the ``axis`` columns, in [0, 180].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import axis_angle_to_matrix, axis_errors
+    >>> R = axis_angle_to_matrix([0.0, 0.0, 1.0], np.deg2rad(20.0))[None]
+    >>> axis_errors(R, np.eye(3)[None]).round(6).tolist()  # the up axis tilts by 20
+    [20.0]
+    >>> axis_errors(R, np.eye(3)[None], axis="front").round(6).tolist()
+    [0.0]
     """
     if axis not in AXES:
         raise ValueError(f"axis must be one of {sorted(AXES)}, got {axis!r}.")
@@ -366,8 +459,9 @@ def axis_errors(R_pred, R_true, axis="up", group=None):
     return out
 
 
+@Substitution(**_DOCS)
 def top_k_axis_errors(R_candidates, R_true, axis="up", group=None):
-    """Axis error of the best of ``k`` candidate orientations per shape.
+    """Return the axis error of the best of ``k`` candidate orientations per shape.
 
     The official benchmark's top-4 evaluation: the pipeline proposes the
     orientations completed by the flipper's four most probable flips, and a
@@ -376,8 +470,10 @@ def top_k_axis_errors(R_candidates, R_true, axis="up", group=None):
     Parameters
     ----------
     R_candidates : array-like of shape (n, k, 3, 3)
-    R_true : array-like of shape (n, 3, 3)
+        The ``k`` candidate rotations of each shape.
+    {R_true}
     axis : {"side", "up", "front"}, default="up"
+        Which column of R = [side | up | front] to compare.
     group : array-like of shape (m, 3, 3), list of such arrays, or None
         As in :func:`axis_errors`.
 
@@ -409,21 +505,33 @@ def top_k_axis_errors(R_candidates, R_true, axis="up", group=None):
     return errors.reshape(n, k).min(axis=1)
 
 
+@Substitution(**_DOCS)
 def up_axis_accuracy(R_pred, R_true, threshold_deg=10.0, group=None):
-    """Fraction of shapes whose predicted up axis is within ``threshold_deg`` of the truth.
+    """Return the fraction of shapes whose predicted up axis is within ``threshold_deg``.
 
     The paper's main metric (angle < 10 degrees, i.e. cosine > 0.9848).
 
     Parameters
     ----------
-    R_pred, R_true : array-like of shape (n, 3, 3)
+    {R_pred}
+    {R_true}
     threshold_deg : float, default=10.0
+        Largest up-axis error counted as correct, in (0, 180] degrees.
     group : array-like of shape (k, 3, 3), list of such arrays, or None
         Symmetry group(s) the metric is taken modulo (see :func:`axis_errors`).
 
     Returns
     -------
     accuracy : float
+        The share of shapes whose up-axis error is below ``threshold_deg``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.shape import axis_angle_to_matrix, up_axis_accuracy
+    >>> R_pred = axis_angle_to_matrix([0.0, 0.0, 1.0], np.deg2rad([5.0, 20.0]))
+    >>> up_axis_accuracy(R_pred, np.stack([np.eye(3)] * 2))
+    0.5
     """
     if not isinstance(threshold_deg, Real) or not 0 < threshold_deg <= 180:
         raise ValueError(f"threshold_deg must be in (0, 180], got {threshold_deg!r}.")
@@ -431,17 +539,26 @@ def up_axis_accuracy(R_pred, R_true, threshold_deg=10.0, group=None):
 
 
 def nearest_group_element(M, group=None):
-    """Index of the group element closest to each matrix (largest trace of g^T M).
+    """Return the index of the group element closest to each matrix (largest trace of g^T M).
 
     Parameters
     ----------
     M : array-like of shape (n, 3, 3)
+        Matrices, e.g. products of group elements.
     group : array-like of shape (k, 3, 3) or None
-        None means the octahedral group.
+        Group to search; None means the octahedral group.
 
     Returns
     -------
     index : ndarray of shape (n,), dtype=int
+        Index into ``group`` of the element nearest to each matrix.
+
+    Examples
+    --------
+    >>> from skpaper.shape import nearest_group_element, octahedral_group
+    >>> G = octahedral_group()
+    >>> nearest_group_element(G[[7, 2]] + 0.01).tolist()
+    [7, 2]
     """
     M = _check_matrices(M, "M").reshape(-1, 3, 3)
     group = _check_group(group)
