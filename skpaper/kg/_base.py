@@ -247,10 +247,12 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         Parameters
         ----------
         X : array-like of shape (n_facts, 4)
+            Quadruples ``(subject, relation, object, timestamp)`` of ids.
 
         Returns
         -------
         scores : ndarray of shape (n_facts,)
+            The score of each quadruple.
         """
         check_is_fitted(self)
         X = self._validate_quadruples(X, reset=False)
@@ -319,12 +321,14 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         Parameters
         ----------
         X : array-like of shape (n_facts, 4)
+            Test quadruples.
         y : None
             Ignored.
 
         Returns
         -------
         mrr : float
+            The mean reciprocal rank, in (0, 1].
         """
         return self.evaluate(X)["mrr"]
 

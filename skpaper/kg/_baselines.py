@@ -1,80 +1,92 @@
 """Baseline link predictors in the same tkbc-style trainer: ComplEx, TNTComplEx, TeAST."""
 
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ._base import _BaseTemporalLinkPredictor
 from ._models import ComplExModule, TeASTModule, TNTComplExModule
 
 __all__ = ["ComplExLinkPredictor", "TeASTLinkPredictor", "TNTComplExLinkPredictor"]
 
-SHARED_PARAMETERS = """
-    Parameters
-    ----------
-    rank : int, default=64
-        Number of complex (or quaternion) coordinates per embedding.
-    max_epochs : int, default=50
-        Passes over the (reciprocal-augmented) training facts.
-    batch_size : int, default=1000
-        Facts per mini-batch (tkbc's default).
-    lr : float, default=0.1
-        Learning rate.
-    optimizer : {"adagrad", "adam"}, default="adagrad"
-        Adagrad is the tkbc/TeAST choice.
-    emb_reg : float, default=1e-3
-        Weight of the N3 penalty ``Σ |x|³`` on the moduli of the subject, relation and
-        object factors (divided by the batch size).
-    time_reg : float, default=1e-2
-        Weight of the temporal smoothness penalty Σ_t ‖τ_{t+1} − τ_t‖³ / (T − 1) on
-        the timestamp tables (ignored by models without one).
-    reciprocal : bool, default=True
-        Train with reciprocal relations r⁻¹ = r + n_relations and answer head
-        queries (?, r, o, t) as (o, r⁻¹, ?, t). When False, relations are shared
-        and head queries use the adjoint ⟨e_s ⊗ r_t, e_o⟩ = ⟨e_s, e_o ⊗ r̄_t⟩.
-    init_scale : float, default=1e-2
-        Standard deviation of the Gaussian initialisation of the tables.
-    n_entities, n_relations, n_timestamps : int or None, default=None
-        Declared id spaces (at most 10**7 each): ids must lie in ``0..n - 1`` and
-        each id gets a row. None maps the distinct ids of the fit data to rows
-        (like :class:`~sklearn.preprocessing.LabelEncoder`), so later queries with
-        ids unseen in training raise a ValueError; declare the sizes when they may
-        hold such ids (cross-validation folds, held-out timestamps).
-    device : str, default="auto"
-        ``"auto"`` uses CUDA when available.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initialisation and the batch order.
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-        E.g. :class:`~skpaper.nn.EarlyStopping` on ``train_loss``.
-    inference_dtype : {"float32", "float64"}, default="float32"
-"""
+#: Docstring pieces of the temporal link predictors.
+_KG_DOCS = {
+    **torch_parameter_docs(max_epochs=50, batch_size=1000, lr=0.1),
+    "kg_parameters": """
+        rank : int, default=64
+            Number of complex (or quaternion) coordinates per embedding.
+        max_epochs : int, default=50
+            Passes over the (reciprocal-augmented) training facts.
+        batch_size : int, default=1000
+            Facts per mini-batch (tkbc's default).
+        lr : float, default=0.1
+            Learning rate.
+        optimizer : {"adagrad", "adam"}, default="adagrad"
+            Adagrad is the tkbc/TeAST choice.
+        emb_reg : float, default=1e-3
+            Weight of the N3 penalty ``Σ |x|³`` on the moduli of the subject, relation and
+            object factors (divided by the batch size).
+        time_reg : float, default=1e-2
+            Weight of the temporal smoothness penalty Σ_t ‖τ_{t+1} − τ_t‖³ / (T − 1) on
+            the timestamp tables (ignored by models without one).
+        reciprocal : bool, default=True
+            Train with reciprocal relations r⁻¹ = r + n_relations and answer head
+            queries (?, r, o, t) as (o, r⁻¹, ?, t). When False, relations are shared
+            and head queries use the adjoint ⟨e_s ⊗ r_t, e_o⟩ = ⟨e_s, e_o ⊗ r̄_t⟩.
+        init_scale : float, default=1e-2
+            Standard deviation of the Gaussian initialisation of the tables.
+        n_entities, n_relations, n_timestamps : int or None, default=None
+            Declared id spaces (at most 10**7 each): ids must lie in ``0..n - 1`` and
+            each id gets a row. None maps the distinct ids of the fit data to rows
+            (like :class:`~sklearn.preprocessing.LabelEncoder`), so later queries with
+            ids unseen in training raise a ValueError; declare the sizes when they may
+            hold such ids (cross-validation folds, held-out timestamps).
+        device : str, default="auto"
+            ``"auto"`` uses CUDA when available.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the initialisation and the batch order.
+        {verbose}
+        callbacks : list of Callback or None, default=None
+            E.g. :class:`~skpaper.nn.EarlyStopping` on ``train_loss``.
+        {inference_dtype}""",
+    "kg_attributes": """
+        module_ : torch.nn.Module
+            The trained scoring module.
+        known_facts_ : ndarray of shape (n_unique_facts, 4)
+            The training facts, used as the ranking filter.
+        entities_, relations_, timestamps_ : ndarray of int64
+            Sorted ids behind the table rows (``arange(n)`` for a declared size).
+        n_entities_, n_relations_, n_timestamps_ : int
+            Table sizes actually used (relations before adding reciprocals).
+        n_features_in_ : int
+            Always 4.
+        history_ : list of dict
+            Per-epoch ``train_loss`` (the cross-entropy part).
+        n_iter_ : int
+            Number of epochs run.
+        device_ : str
+            The device actually used.""",
+}
+_KG_DOCS["kg_parameters"] = Substitution(**_KG_DOCS).fill(_KG_DOCS["kg_parameters"])
 
-SHARED_ATTRIBUTES = """
-    Attributes
-    ----------
-    module_ : torch.nn.Module
-        The trained scoring module.
-    known_facts_ : ndarray of shape (n_unique_facts, 4)
-        The training facts, used as the ranking filter.
-    entities_, relations_, timestamps_ : ndarray of int64
-        Sorted ids behind the table rows (``arange(n)`` for a declared size).
-    n_entities_, n_relations_, n_timestamps_ : int
-        Table sizes actually used (relations before adding reciprocals).
-    n_features_in_ : int
-        Always 4.
-    history_ : list of dict
-        Per-epoch ``train_loss`` (the cross-entropy part).
-    n_iter_ : int
-    device_ : str
-"""
 
-
+@Substitution(**_KG_DOCS)
 class ComplExLinkPredictor(_BaseTemporalLinkPredictor):
-    __doc__ = """Static ComplEx link predictor (time ignored), the time-agnostic baseline.
+    """Static ComplEx link predictor (time ignored), the time-agnostic baseline.
 
     φ(s, r, o, t) = Re⟨e_s, w_r, ē_o⟩ in ℂ^rank, trained like the temporal models
     so that comparisons isolate the use of time.
-""" + SHARED_PARAMETERS + SHARED_ATTRIBUTES + """
+
+    Parameters
+    ----------
+    {kg_parameters}
+
+    Attributes
+    ----------
+    {kg_attributes}
+
     See Also
     --------
-    TNTComplExLinkPredictor, TeASTLinkPredictor, TeDSLinkPredictor
+    TNTComplExLinkPredictor : Adds free timestamp embeddings.
+    TeASTLinkPredictor : Relations on an Archimedean spiral timeline.
+    TeDSLinkPredictor : Quaternion embeddings with two views of time.
 
     References
     ----------
@@ -96,16 +108,26 @@ class ComplExLinkPredictor(_BaseTemporalLinkPredictor):
     _module_class = ComplExModule
 
 
+@Substitution(**_KG_DOCS)
 class TNTComplExLinkPredictor(_BaseTemporalLinkPredictor):
-    __doc__ = """TNTComplEx temporal link predictor.
+    """TNTComplEx temporal link predictor.
 
     φ(s, r, o, t) = Re⟨e_s, w_r ⊙ τ_t + w_r^{nt}, ē_o⟩: a temporal and a
     non-temporal relation embedding, with free timestamp embeddings τ_t smoothed
     over time.
-""" + SHARED_PARAMETERS + SHARED_ATTRIBUTES + """
+
+    Parameters
+    ----------
+    {kg_parameters}
+
+    Attributes
+    ----------
+    {kg_attributes}
+
     See Also
     --------
-    ComplExLinkPredictor, TeDSLinkPredictor
+    ComplExLinkPredictor : The static baseline (time ignored).
+    TeDSLinkPredictor : Quaternion embeddings with two views of time.
 
     Notes
     -----
@@ -130,15 +152,25 @@ class TNTComplExLinkPredictor(_BaseTemporalLinkPredictor):
     _module_class = TNTComplExModule
 
 
+@Substitution(**_KG_DOCS)
 class TeASTLinkPredictor(_BaseTemporalLinkPredictor):
-    __doc__ = """TeAST temporal link predictor (relations on an Archimedean spiral timeline).
+    """TeAST temporal link predictor (relations on an Archimedean spiral timeline).
 
     φ(s, r, o, t) = Re⟨e_s, π w_r ⊙ τ_t + (1 + i)(sin|p_t| + i sin|p'_t|), ē_o⟩
     with timestamp embeddings τ_t and phases (p_t, p'_t).
-""" + SHARED_PARAMETERS + SHARED_ATTRIBUTES + """
+
+    Parameters
+    ----------
+    {kg_parameters}
+
+    Attributes
+    ----------
+    {kg_attributes}
+
     See Also
     --------
-    TNTComplExLinkPredictor, TeDSLinkPredictor
+    TNTComplExLinkPredictor : Free timestamp embeddings smoothed over time.
+    TeDSLinkPredictor : Quaternion embeddings with two views of time.
 
     Notes
     -----

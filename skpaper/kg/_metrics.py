@@ -174,11 +174,18 @@ def ranking_metrics(ranks, ks=(1, 3, 10)):
     ranks : array-like of shape (n_queries,)
         Ranks starting at 1.
     ks : tuple of int, default=(1, 3, 10)
+        The cut-offs ``k`` of the Hits@k.
 
     Returns
     -------
     dict
         ``{"mrr": mean(1 / rank), "hits@k": mean(rank <= k), ...}``.
+
+    Examples
+    --------
+    >>> from skpaper.kg import ranking_metrics
+    >>> ranking_metrics([1, 2, 4, 20], ks=(1, 10))
+    {'mrr': 0.45..., 'hits@1': 0.25, 'hits@10': 0.75}
     """
     ranks = np.asarray(ranks, dtype=np.float64)
     if ranks.ndim != 1 or ranks.size == 0:

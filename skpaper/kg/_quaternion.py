@@ -76,23 +76,78 @@ def hamilton_parts(q, p):
 
 
 def quaternion_conjugate(q):
-    """Conjugate q̄ = (w, −x, −y, −z) of a quaternion tensor of shape (..., 4)."""
+    """Return the conjugate q̄ = (w, −x, −y, −z) of a quaternion tensor.
+
+    Parameters
+    ----------
+    q : torch.Tensor of shape (..., 4)
+        Quaternions ``(w, x, y, z)``.
+
+    Returns
+    -------
+    conjugate : torch.Tensor of shape (..., 4)
+        The conjugates.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.kg import quaternion_conjugate
+    >>> quaternion_conjugate(torch.tensor([1.0, 2.0, 3.0, 4.0]))
+    tensor([ 1., -2., -3., -4.])
+    """
     _check_quaternion(q, "q")
     return q * q.new_tensor([1.0, -1.0, -1.0, -1.0])
 
 
 def quaternion_norm(q, eps=0.0):
-    """Modulus ‖q‖ = sqrt(w² + x² + y² + z²), shape (...,).
+    """Return the modulus ‖q‖ = sqrt(w² + x² + y² + z²) of quaternions.
 
-    ``eps`` is added under the square root; a positive value keeps the gradient
-    finite at q = 0 (used by the N3 regulariser).
+    Parameters
+    ----------
+    q : torch.Tensor of shape (..., 4)
+        Quaternions ``(w, x, y, z)``.
+    eps : float, default=0.0
+        Added under the square root; a positive value keeps the gradient finite
+        at q = 0 (used by the N3 regulariser).
+
+    Returns
+    -------
+    norm : torch.Tensor of shape (...,)
+        The moduli.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.kg import quaternion_norm
+    >>> quaternion_norm(torch.tensor([1.0, 2.0, 2.0, 4.0]))
+    tensor(5.)
     """
     _check_quaternion(q, "q")
     return torch.sqrt((q * q).sum(-1) + eps)
 
 
 def quaternion_normalize(q, eps=1e-12):
-    """Unit quaternion q / ‖q‖ (zero quaternions stay zero, up to ``eps``)."""
+    """Return the unit quaternion q / ‖q‖ (zero quaternions stay zero).
+
+    Parameters
+    ----------
+    q : torch.Tensor of shape (..., 4)
+        Quaternions ``(w, x, y, z)``.
+    eps : float, default=1e-12
+        Lower bound of the modulus divided by.
+
+    Returns
+    -------
+    unit : torch.Tensor of shape (..., 4)
+        The normalised quaternions.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.kg import quaternion_normalize
+    >>> quaternion_normalize(torch.tensor([0.0, 3.0, 0.0, 4.0]))
+    tensor([0.0000, 0.6000, 0.0000, 0.8000])
+    """
     _check_quaternion(q, "q")
     return q / quaternion_norm(q).clamp_min(eps).unsqueeze(-1)
 
@@ -113,6 +168,13 @@ def quaternion_from_angle(theta, axis):
         A unit quaternion. Left or right multiplication by it is a rotation of
         R⁴ (norm preserving); the sandwich q v q̄ rotates the pure quaternion v
         by 2θ about û.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.kg import quaternion_from_angle
+    >>> quaternion_from_angle(torch.tensor(0.0), torch.tensor([0.0, 0.0, 2.0]))
+    tensor([1., 0., 0., 0.])
     """
     if not isinstance(theta, torch.Tensor) or not isinstance(axis, torch.Tensor):
         raise TypeError("theta and axis must be torch.Tensor objects, got "

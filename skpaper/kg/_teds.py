@@ -2,14 +2,16 @@
 
 from ..utils._sklearn import StrOptions
 from ._base import _BaseTemporalLinkPredictor
-from ._baselines import SHARED_ATTRIBUTES, SHARED_PARAMETERS
+from ..utils._docstring import Substitution
+from ._baselines import _KG_DOCS
 from ._models import TeDSModule
 
 __all__ = ["TeDSLinkPredictor"]
 
 
+@Substitution(**_KG_DOCS)
 class TeDSLinkPredictor(_BaseTemporalLinkPredictor):
-    __doc__ = """TeDS temporal link predictor: quaternion embeddings with two views of time.
+    """TeDS temporal link predictor: quaternion embeddings with two views of time.
 
     Every timestamp has a *synchronic* quaternion embedding τ_t, which interacts
     with the relation through the Hamilton product of two composite quaternions
@@ -18,8 +20,10 @@ class TeDSLinkPredictor(_BaseTemporalLinkPredictor):
     time, which rotates the relation (facts drift across periods). Because q_t is
     a function of t rather than a free embedding, it is defined for timestamps
     never seen in training.
-""" + SHARED_PARAMETERS.replace("""    inference_dtype : {"float32", "float64"}, default="float32"
-""", """    inference_dtype : {"float32", "float64"}, default="float32"
+
+    Parameters
+    ----------
+    {kg_parameters}
     time_angle : {"linear", "learned"}, default="linear"
         Diachronic angle schedule: θ_t = π t / T, the same for every coordinate, or
         θ_{t,d} = ω_d t / T + φ_d with learned ω_d (initialised at π) and φ_d (at 0).
@@ -27,10 +31,16 @@ class TeDSLinkPredictor(_BaseTemporalLinkPredictor):
         Time-aware relation r_t: ``"sum"`` r_syn + r ⊗ q_t; ``"product"``
         r_syn ⊗ q_t; ``"synchronic"`` r_syn only; ``"diachronic"`` r ⊗ q_t only
         (the last two are ablations).
-""") + SHARED_ATTRIBUTES + """
+
+    Attributes
+    ----------
+    {kg_attributes}
+
     See Also
     --------
-    TNTComplExLinkPredictor, TeASTLinkPredictor, ComplExLinkPredictor
+    TNTComplExLinkPredictor : Free timestamp embeddings smoothed over time.
+    TeASTLinkPredictor : Relations on an Archimedean spiral timeline.
+    ComplExLinkPredictor : The static baseline (time ignored).
     hamilton_product : The quaternion product used throughout.
 
     Notes
