@@ -240,11 +240,14 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         y : None
             Ignored.
         batches : array-like of shape (n_samples,) or None, default=None
+            Batch labels, as in :meth:`fit`.
         is_control : array-like of bool of shape (n_samples,) or None, default=None
+            Control rows, as in :meth:`fit`.
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components_)
+            The normalised samples, as :meth:`transform` returns them.
         """
         return self.fit(X, batches=batches, is_control=is_control).transform(
             X, batches=batches)
@@ -265,6 +268,7 @@ class TypicalVariationNormalizer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components_)
+            Whitened, batch-normalised samples.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)

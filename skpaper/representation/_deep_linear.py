@@ -422,6 +422,7 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
         """
         return self._predict_array(_check_inference_data(self, X))
 
@@ -436,10 +437,12 @@ class DeepLinearRegressor(_TransferableNetwork, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         beta : array-like of shape (n_features,)
+            Teacher vector.
 
         Returns
         -------
         risk : float
+            Squared distance between the end-to-end vector and ``beta``.
         """
         check_is_fitted(self)
         beta = check_array(beta, ensure_2d=False, dtype=np.float64, input_name="beta")

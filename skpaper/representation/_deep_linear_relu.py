@@ -319,6 +319,7 @@ class TwoLayerReLURegressor(_TransferableNetwork, RegressorMixin, BaseEstimator)
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
         """
         return self._predict_array(_check_inference_data(self, X))
 

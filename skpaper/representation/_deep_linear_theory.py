@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ..utils._sklearn import Interval, StrOptions, validate_params
+from ._docs import Substitution
 
 __all__ = [
     "finetune_risk",
@@ -40,6 +41,25 @@ __all__ = [
 
 _ARRAY_OR_REAL = ["array-like", Real]
 _D = [Interval(Integral, 1, None, closed="left"), None]
+
+
+#: Parameters shared by the fine-tuning closed forms.
+_FINETUNE_DOCS = {"finetune_parameters": """
+    gamma : float or array-like
+        Sample ratio ``n / d``.
+    theta : float or array-like
+        Source-target angle in radians.
+    sigma : float or array-like, default=0.0
+        Label-noise standard deviation; used only when ``balanced_scale=True``.
+    d : int or None, default=None
+        Input dimension; ``None`` for the proportional limit. The paper's formula depends
+        on ``gamma = n / d`` only and is exact in expectation at any ``d``.
+    balanced_scale : bool, default=False
+        Multiply the null-space part by the scale ``c`` that the conserved balancedness of
+        a two-layer network imposes (``c^4 - a c^2 - b = 0``; ``c = 1`` when ``sigma = 0``).
+        This correction is not in [1]_ (reconstructed, see the Notes of
+        :func:`finetune_transferability`).
+"""}
 
 
 def _as_array(name, value, low=None):
@@ -157,6 +177,7 @@ def linear_transfer_risk(gamma, theta, sigma=0.0, *, d=None, ridge=0.0):
     Returns
     -------
     risk : float or ndarray
+        Expected test error of linear transfer.
 
     Notes
     -----
@@ -272,6 +293,7 @@ def _balanced_scale(g, s2, d):
      "balanced_scale": ["boolean"]},
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_FINETUNE_DOCS)
 def finetune_transferability(gamma, theta, sigma=0.0, *, d=None, balanced_scale=False):
     """Transferability of fine-tuning every layer, ``T_ft = R_sc - R_ft`` (eq. 15).
 
@@ -280,19 +302,7 @@ def finetune_transferability(gamma, theta, sigma=0.0, *, d=None, balanced_scale=
 
     Parameters
     ----------
-    gamma : float or array-like
-        Sample ratio ``n / d``.
-    theta : float or array-like
-        Source-target angle in radians.
-    sigma : float or array-like, default=0.0
-        Label-noise standard deviation; used only when ``balanced_scale=True``.
-    d : int or None, default=None
-        Input dimension; ``None`` for the proportional limit. The paper's formula depends
-        on ``gamma = n / d`` only and is exact in expectation at any ``d``.
-    balanced_scale : bool, default=False
-        Multiply the null-space part by the scale ``c`` that the conserved balancedness of
-        a two-layer network imposes (``c^4 - a c^2 - b = 0``; ``c = 1`` when ``sigma = 0``).
-        This correction is not in [1]_ (reconstructed, see Notes).
+    {finetune_parameters}
 
     Returns
     -------
@@ -347,17 +357,18 @@ def finetune_transferability(gamma, theta, sigma=0.0, *, d=None, balanced_scale=
      "balanced_scale": ["boolean"]},
     prefer_skip_nested_validation=True,
 )
+@Substitution(**_FINETUNE_DOCS)
 def finetune_risk(gamma, theta, sigma=0.0, *, d=None, balanced_scale=False):
     """Risk of fine-tuning, ``R_ft = R_sc - T_ft`` (eqs. 8 and 15).
 
     Parameters
     ----------
-    gamma, theta, sigma, d, balanced_scale
-        As in :func:`finetune_transferability`.
+    {finetune_parameters}
 
     Returns
     -------
     risk : float or ndarray
+        Expected test error of the fine-tuned network, ``scratch_risk - T_ft``.
 
     References
     ----------

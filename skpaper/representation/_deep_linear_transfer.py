@@ -178,6 +178,7 @@ class TransferRegressor(RegressorMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
         """
         X = _check_inference_data(self, X)
         return self.estimator_._predict_array(X)

@@ -157,6 +157,7 @@ class PerturbationConsistencyFilter(BaseEstimator):
         Returns
         -------
         mask : ndarray of bool of shape (n_samples,)
+            True for the rows whose perturbation passed the test.
         """
         check_is_fitted(self)
         y = np.asarray(y)

@@ -350,6 +350,7 @@ def minilm_activations(texts, *, layer=6, pooling="last", max_length=128, batch_
     Parameters
     ----------
     texts : list of str
+        Texts to encode.
     layer : int, default=6
         ``0`` is the embedding output, ``1`` to ``6`` the transformer blocks.
     pooling : {"last", "mean", "cls"}, default="last"
@@ -359,12 +360,14 @@ def minilm_activations(texts, *, layer=6, pooling="last", max_length=128, batch_
     max_length : int, default=128
         Tokens kept per text, ``[CLS]`` and ``[SEP]`` included.
     batch_size : int, default=64
+        Texts per forward pass.
     device : str, default="auto"
+        Torch device; ``"auto"`` uses CUDA when available, else the CPU.
 
     Returns
     -------
     X : ndarray of shape (n_texts, 384)
-        Input data.
+        Pooled hidden states of ``layer``, one row per text.
 
     Raises
     ------
