@@ -30,6 +30,7 @@ def adapted_parameters(module, params="norm"):
     Parameters
     ----------
     module : torch.nn.Module
+        The model to adapt.
     params : {"norm", "all"}, default="norm"
         ``"norm"``: the affine scale and shift of every BatchNorm, InstanceNorm,
         LayerNorm and GroupNorm layer (TENT's choice); ``"all"``: every parameter.
@@ -211,9 +212,9 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
 
     See Also
     --------
-    SteadyStateFilter : the filter, usable in any adaptation loop.
-    NormMLPClassifier : a source classifier with normalisation layers.
-    skpaper.datasets.make_corruption_stream : continually corrupted test streams.
+    SteadyStateFilter : The filter, usable in any adaptation loop.
+    NormMLPClassifier : A source classifier with normalisation layers.
+    skpaper.datasets.make_corruption_stream : Continually corrupted test streams.
 
     Notes
     -----
@@ -387,6 +388,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         Returns
         -------
         self : object
+            The adapter.
         """
         if y is None:
             X = validate_data(self, X, dtype=[np.float64, np.float32])
@@ -451,6 +453,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         Returns
         -------
         self : object
+            The adapter.
         """
         check_is_fitted(self)
         self._restore_source()
@@ -537,6 +540,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         Returns
         -------
         self : object
+            The adapter.
         """
         if not hasattr(self, "module_"):
             self.fit(X, y)
@@ -551,6 +555,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Test rows.
         adapt : bool, default=False
             If True, process ``X`` as a test stream: each batch is predicted
             and then adapted on, changing the model.
@@ -558,6 +563,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
@@ -573,12 +579,14 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Test rows.
         adapt : bool, default=False
             See :meth:`predict_proba`.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The most probable class of each row.
         """
         proba = self.predict_proba(X, adapt=adapt)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -589,13 +597,19 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Test rows.
         y : array-like of shape (n_samples,)
+            Their true labels.
         sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the rows in the accuracy.
         adapt : bool, default=False
+            Predict by the online stream (adapting on ``X``) instead of plain
+            inference.
 
         Returns
         -------
         score : float
+            The accuracy, in [0, 1].
         """
         return float(accuracy_score(y, self.predict(X, adapt=adapt),
                                     sample_weight=sample_weight))

@@ -148,7 +148,13 @@ class SteadyStateFilter:
         self.reset()
 
     def reset(self, keep_noise_statistics=False):
-        """Reset the anchor and, unless asked to keep them, the noise statistics."""
+        """Reset the anchor and, unless asked to keep them, the noise statistics.
+
+        Parameters
+        ----------
+        keep_noise_statistics : bool, default=False
+            Keep the gradient-noise window, the noise floor and the steady flag.
+        """
         self.hidden = self.source.clone() if self.anchor == "cmf" else None
         if not keep_noise_statistics:
             self.proxies = deque(maxlen=self.window)
@@ -156,7 +162,18 @@ class SteadyStateFilter:
             self.steady = False
 
     def to(self, device):
-        """Move the stored vectors to ``device``; returns self."""
+        """Move the stored vectors to ``device``.
+
+        Parameters
+        ----------
+        device : str or torch.device
+            The target device.
+
+        Returns
+        -------
+        self : SteadyStateFilter
+            The filter itself.
+        """
         self.source = self.source.to(device)
         if self.hidden is not None:
             self.hidden = self.hidden.to(device)

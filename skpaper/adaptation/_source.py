@@ -4,7 +4,8 @@ import torch
 from torch import nn
 
 from ..nn import MLPClassifier
-from ..nn._mlp import _ACTIVATIONS, _make_mlp
+from ..nn._mlp import _ACTIVATIONS, _MLP_DOCS, _make_mlp
+from ..utils._docstring import Substitution
 from ..utils._sklearn import StrOptions
 
 __all__ = ["NormMLPClassifier", "make_norm_mlp"]
@@ -18,15 +19,20 @@ def make_norm_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation="relu", no
     Parameters
     ----------
     n_inputs : int
+        Number of input features.
     hidden_layer_sizes : sequence of int
+        Width of each hidden layer.
     n_outputs : int
+        Number of outputs.
     activation : {"relu", "tanh", "gelu", "logistic"}, default="relu"
+        Activation after each normalisation layer.
     norm : {"layer", "batch"}, default="layer"
         ``nn.LayerNorm`` (per-sample statistics) or ``nn.BatchNorm1d``.
 
     Returns
     -------
     module : torch.nn.Sequential
+        ``Linear``, normalisation and activation layers, then a ``Linear`` head.
 
     Examples
     --------
@@ -43,6 +49,7 @@ def make_norm_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation="relu", no
     return _make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation, norm=_NORMS[norm])
 
 
+@Substitution(**_MLP_DOCS)
 class NormMLPClassifier(MLPClassifier):
     """MLP classifier with a normalisation layer after every hidden linear map.
 
@@ -60,34 +67,26 @@ class NormMLPClassifier(MLPClassifier):
         ``"layer"`` (LayerNorm: predictions independent of the batch) or
         ``"batch"`` (BatchNorm1d with running statistics at inference).
     activation : {"relu", "tanh", "gelu", "logistic"}, default="relu"
+        Activation after each normalisation layer.
     alpha : float, default=1e-4
         L2 penalty (Adam weight decay).
     tol : float, default=1e-4
+        Training stops when the epoch loss has not improved by ``tol`` for
+        ``n_iter_no_change`` consecutive epochs.
     n_iter_no_change : int, default=10
-    max_epochs : int, default=200
-    batch_size : int, default=200
-    lr : float, default=1e-3
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float64"
+        Number of epochs without improvement before training stops.
+    {torch_parameters}
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    module_ : torch.nn.Sequential
-    history_ : list of dict
-    n_iter_ : int
-    device_ : str
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Defined only when ``X`` has string column names.
+        Class labels seen during ``fit``.
+    {mlp_attributes}
 
     See Also
     --------
-    TestTimeAdapter : adapts the normalisation parameters on unlabelled test data.
-    skpaper.nn.MLPClassifier : the same network without normalisation layers.
+    TestTimeAdapter : Adapts the normalisation parameters on unlabelled test data.
+    skpaper.nn.MLPClassifier : The same network without normalisation layers.
 
     Examples
     --------
