@@ -57,13 +57,42 @@ def _blur(x, sigma):
 class LandmarkDetector:
     """A trained supervised landmark detector (see :func:`train_landmark_detector`).
 
+    Parameters
+    ----------
+    network : torch.nn.Module
+        Network mapping ``(batch, C, H, W)`` images to normalised keypoints,
+        visibility logits and heatmap logits.
+    image_shape : tuple of int
+        ``(H, W, C)`` of the frames it reads.
+    history : list of float
+        Training loss per step.
+
     Attributes
     ----------
     network : torch.nn.Module
+        The network, as given.
     image_shape : tuple of int
         ``(H, W, C)``.
     history : list of float
         Training loss per step.
+
+    See Also
+    --------
+    train_landmark_detector : Train a detector on frames with known keypoints.
+
+    Examples
+    --------
+    >>> from skpaper.datasets import make_sprite_videos
+    >>> from skpaper.vision import LandmarkDetector, train_landmark_detector
+    >>> d = make_sprite_videos(n_videos=2, n_frames=2, size=16, random_state=0)
+    >>> det = train_landmark_detector(d.videos.reshape(-1, 16, 16, 3),
+    ...                               d.keypoints.reshape(-1, 5, 2),
+    ...                               d.visibility.reshape(-1, 5), n_steps=2, random_state=0)
+    >>> isinstance(det, LandmarkDetector), det.image_shape, len(det.history)
+    (True, (16, 16, 3), 2)
+    >>> keypoints, visible_proba = det.predict(d.videos[0])
+    >>> keypoints.shape, visible_proba.shape
+    ((2, 5, 2), (2, 5))
     """
 
     def __init__(self, network, image_shape, history):
@@ -73,17 +102,26 @@ class LandmarkDetector:
 
     @property
     def device(self):
+        """Device of the network's parameters."""
         return next(self.network.parameters()).device
 
     @torch.no_grad()
     def predict(self, frames, batch_size=256):
-        """Keypoints and visibility probabilities of frames ``(..., H, W, C)``.
+        """Detect the keypoints of frames and the probability that each is visible.
+
+        Parameters
+        ----------
+        frames : array-like of shape (..., H, W, C)
+            Frames of shape ``image_shape``, with any leading dimensions.
+        batch_size : int, default=256
+            Frames per forward pass.
 
         Returns
         -------
         keypoints : ndarray of shape (..., n_keypoints, 2)
             Pixel coordinates ``(x, y)``.
         visible_proba : ndarray of shape (..., n_keypoints)
+            Predicted probability that each keypoint is visible.
         """
         frames = np.asarray(frames, dtype=np.float32)
         if frames.ndim < 3 or tuple(frames.shape[-3:]) != self.image_shape:
@@ -118,21 +156,31 @@ def train_landmark_detector(frames, keypoints, visibility, *, n_steps=400, width
     Parameters
     ----------
     frames : array-like of shape (n, height, width, channels)
+        Training frames.
     keypoints : array-like of shape (n, n_keypoints, 2)
         Pixel coordinates ``(x, y)``.
     visibility : array-like of bool of shape (n, n_keypoints)
+        Whether each keypoint is visible in its frame.
     n_steps : int, default=400
+        Number of Adam steps; the learning rate drops tenfold after 80% of them.
     width : int, default=8
+        Base number of channels of the U-Net.
     batch_size : int, default=32
+        Frames per step (drawn with replacement).
     lr : float, default=2e-3
+        Adam learning rate.
     blur : float, default=1.0
+        Largest standard deviation, in pixels, of the random Gaussian blur of the
+        training frames.
     random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the batches and the blur.
     device : str, default="cpu"
         ``"auto"`` uses CUDA when available.
 
     Returns
     -------
     detector : LandmarkDetector
+        The trained detector, in evaluation mode.
 
     Examples
     --------

@@ -8,6 +8,7 @@ from sklearn.utils import Bunch, check_array
 from sklearn.utils.validation import check_is_fitted
 
 from ..nn._base import BaseTorchEstimator
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions, _fit_context
 from ._motion_modules import FeatureNetwork, MotionTransferNetwork
 from ._motion_training import DEFAULT_LOSS_WEIGHTS, AnytimeTrainingMixin
@@ -47,6 +48,7 @@ def check_videos(X, name="X", min_frames=1):
     return np.asarray(X, dtype=np.float32)
 
 
+@Substitution(**torch_parameter_docs())
 class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
     """Keypoint motion transfer with unsupervised anytime interpolation.
 
@@ -112,18 +114,18 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
         Overrides of the default weights ``{"perceptual": 10, "equivariance":
         10, "chain": 10, "symmetry": 5, "keypoint": 10, "feature": 1,
         "selector": 1}`` (see Notes).
-    max_epochs : int, default=100
+    {max_epochs}
     batch_size : int, default=16
         Frame pairs per optimizer step.
     lr : float, default=2e-4
         Adam learning rate (TPSMM's), divided by 10 after 70% and again after
         90% of the epochs.
-    device : str, default="auto"
+    {device}
     random_state : int, RandomState instance or None, default=None
         Seeds weights, frame-pair sampling and the equivariance deformations.
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float32"
+    {verbose}
+    {callbacks}
+    {inference_dtype}
 
     Attributes
     ----------
@@ -144,9 +146,11 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
 
     See Also
     --------
-    skpaper.datasets.make_sprite_videos : articulated sprites with ground-truth keypoints.
-    average_keypoint_distance, missing_keypoint_rate, l1_reconstruction,
-    average_euclidean_distance : the paper's evaluation metrics.
+    skpaper.datasets.make_sprite_videos : Articulated sprites with ground-truth keypoints.
+    average_keypoint_distance : Keypoint distance of generated frames (AKD), a metric of [1]_.
+    missing_keypoint_rate : Share of visible keypoints missed in generated frames (MKR).
+    l1_reconstruction : Mean absolute pixel error of generated frames.
+    average_euclidean_distance : Distance between paired identity embeddings (AED).
 
     Notes
     -----
@@ -337,6 +341,7 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
         Returns
         -------
         self : KeypointMotionTransfer
+            The fitted estimator.
         """
         X = check_videos(X, min_frames=2)
         self.interpolation_, self._weights = self._check_settings()
@@ -428,6 +433,7 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
         Parameters
         ----------
         X : array-like of shape (n_videos, n_frames, height, width, channels)
+            Input data.
         path : {"anytime", "direct"} or None, default=None
             ``"direct"`` skips the interpolation (one transfer ``S -> D``);
             ``None`` uses anytime transfer when the model was fitted with
@@ -436,6 +442,7 @@ class KeypointMotionTransfer(AnytimeTrainingMixin, BaseTorchEstimator):
         Returns
         -------
         videos : ndarray of shape (n_videos, n_frames, height, width, channels)
+            Each video regenerated from its first frame, driven by its own frames.
         """
         check_is_fitted(self)
         X = self._check_frames(check_videos(X), "X", (5,))
@@ -464,6 +471,8 @@ or (n, height, width, channels), default=None
         Returns
         -------
         frames : ndarray shaped like ``driving_frames``
+            The source images re-posed like the driving frames (the videos
+            reconstructed from their first frames when ``driving_frames`` is None).
         """
         check_is_fitted(self)
         if driving_frames is None:
@@ -504,6 +513,8 @@ or (n, height, width, channels), default=None
         ----------
         source, driving : array-like of shape (n, height, width, channels) or \
 (height, width, channels)
+            Source images and the driving frames whose pose is interpolated to;
+            one image of either is broadcast to the other.
         t : float or sequence of float, default=0.5
             Interpolation times in [0, 1] (any ``t``: the model is "anytime").
 
@@ -544,6 +555,8 @@ or (n, height, width, channels), default=None
         Parameters
         ----------
         source, driving : array-like of shape (n, height, width, channels)
+            Source images and driving frames; one image of either is broadcast to
+            the other.
 
         Returns
         -------
@@ -569,7 +582,18 @@ or (n, height, width, channels), default=None
         )
 
     def detect_keypoints(self, frames):
-        """Unsupervised keypoints of ``frames`` (..., H, W, C): ``(..., K, 2)`` in [-1, 1]."""
+        """Detect the unsupervised keypoints of frames.
+
+        Parameters
+        ----------
+        frames : array-like of shape (..., height, width, channels)
+            Frames of the training shape, with any leading dimensions.
+
+        Returns
+        -------
+        keypoints : ndarray of shape (..., n_keypoints, 2)
+            Keypoint coordinates, normalised to [-1, 1].
+        """
         check_is_fitted(self)
         frames = np.asarray(frames) if isinstance(frames, (list, tuple)) else frames
         shape = getattr(frames, "shape", ())
@@ -587,7 +611,20 @@ or (n, height, width, channels), default=None
         return torch.cat(out).numpy().reshape(*lead, self.n_keypoints, 2)
 
     def score(self, X, y=None):
-        """Negative mean absolute error of :meth:`predict` (higher is better)."""
+        """Negative mean absolute error of :meth:`predict` (higher is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_videos, n_frames, height, width, channels)
+            Test videos.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+            ``-mean(|predict(X) - X|)``.
+        """
         X = check_videos(X)
         return -float(np.mean(np.abs(self.predict(X) - X)))
 

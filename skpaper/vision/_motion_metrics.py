@@ -55,6 +55,7 @@ def l1_reconstruction(generated, target):
     Returns
     -------
     l1 : float
+        Mean of ``|generated - target|`` over every pixel and channel.
 
     Examples
     --------
@@ -161,10 +162,12 @@ def average_euclidean_distance(embedding_a, embedding_b):
     Parameters
     ----------
     embedding_a, embedding_b : array-like of shape (n_samples, n_dims)
+        Identity embeddings of paired frames, one row per pair.
 
     Returns
     -------
     aed : float
+        Mean over pairs of ``||embedding_a[i] - embedding_b[i]||_2``.
 
     Examples
     --------

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch.nn import functional as F
 
 from ..nn._base import BaseTorchEstimator
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._tokenizer_modules import Tokenizer1DNetwork, flat_to_images, images_to_flat
 
@@ -39,6 +40,7 @@ def _resolve_image_shape(image_size, n_channels, n_features):
     return height, width, int(n_channels)
 
 
+@Substitution(**torch_parameter_docs())
 class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorchEstimator):
     """TiTok-style 1D image tokenizer: an image becomes a short sequence of code ids.
 
@@ -90,15 +92,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Every this many steps, codes not chosen since the last reset are
         re-initialised from encoder outputs of the current batch. ``None``
         disables resets.
-    max_epochs : int, default=100
-    batch_size : int, default=128
-    lr : float, default=1e-3
-        Adam learning rate.
-    device : str, default="auto"
-    random_state : int, RandomState instance or None, default=None
-    verbose : int, default=0
-    callbacks : list of Callback or None, default=None
-    inference_dtype : {"float32", "float64"}, default="float32"
+    {torch_parameters}
 
     Attributes
     ----------
@@ -124,8 +118,8 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
 
     See Also
     --------
-    TokenTestTimeOptimizer : generation by optimising the tokens of this tokenizer.
-    swap_tokens : token-copy editing.
+    TokenTestTimeOptimizer : Generation by optimising the tokens of this tokenizer.
+    swap_tokens : Token-copy editing.
 
     Notes
     -----
@@ -263,6 +257,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X = validate_data(self, X, dtype=np.float64)
         self.image_shape_ = _resolve_image_shape(self.image_size, int(self.n_channels),
@@ -386,28 +381,32 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
                           for sl in self._batches(X.shape[0])])
 
     def encode_continuous(self, X):
-        """Pre-quantization tokens ``z = E(x)``.
+        """Encode images into their pre-quantization tokens ``z = E(x)``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, H * W * C)
+            Input data.
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_tokens, token_dim)
+            Encoder outputs projected to ``token_dim``, before quantization.
         """
         return self._map_images(self._check_images(X), self.encode_tensor).double().numpy()
 
     def transform(self, X):
-        """Code ids of the quantized tokens.
+        """Encode images into the code ids of their quantized tokens.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, H * W * C)
+            Input data.
 
         Returns
         -------
         codes : ndarray of shape (n_samples, n_tokens), dtype int64
+            Index of the code nearest to each token.
         """
         X = self._check_images(X)
         lookup = self.module_.quantizer.lookup
@@ -426,6 +425,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Returns
         -------
         images : ndarray of shape (n_samples, H * W * C)
+            Decoded images as rows of ``(H, W, C)``-ordered pixels.
         """
         check_is_fitted(self)
         tokens = self._tokens_tensor(X, "X")
@@ -441,12 +441,14 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Parameters
         ----------
         X : array-like of shape (n_samples, H * W * C)
+            Test samples.
         y : None
             Ignored.
 
         Returns
         -------
         score : float
+            ``-mean((inverse_transform(transform(X)) - X) ** 2)``; higher is better.
         """
         X = self._check_images(X)
         return -float(np.mean((self.inverse_transform(self.transform(X)) - X) ** 2))
@@ -486,20 +488,66 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         )
 
     def encode_tensor(self, images):
-        """Differentiable ``E(x)`` on a tensor of shape ``(n, C, H, W)``; returns ``(n, T, d)``."""
+        """Apply the encoder ``E(x)`` to a tensor of images, differentiably.
+
+        Parameters
+        ----------
+        images : torch.Tensor of shape (n, C, H, W)
+            Images on ``device_``.
+
+        Returns
+        -------
+        tokens : torch.Tensor of shape (n, n_tokens, token_dim)
+            Pre-quantization tokens.
+        """
         return self.module_.encode(images)
 
     def quantize_tensor(self, tokens):
-        """``Q(z)`` with the straight-through gradient; returns ``(z_q, code_ids)``."""
+        """Quantize tokens ``Q(z)`` with the straight-through gradient.
+
+        Parameters
+        ----------
+        tokens : torch.Tensor of shape (n, n_tokens, token_dim)
+            Pre-quantization tokens.
+
+        Returns
+        -------
+        z_q : torch.Tensor of shape (n, n_tokens, token_dim)
+            Quantized tokens, whose gradient passes straight to ``tokens``.
+        code_ids : torch.Tensor of shape (n, n_tokens)
+            Index of the chosen code of each token.
+        """
         z_q, indices, _ = self.module_.quantizer(tokens)
         return z_q, indices
 
     def embed_codes(self, codes):
-        """Code vectors (as the decoder sees them) of an integer tensor of code ids."""
+        """Look up the code vectors of code ids, as the decoder sees them.
+
+        Parameters
+        ----------
+        codes : torch.Tensor of int
+            Code ids, in ``[0, codebook_size)``.
+
+        Returns
+        -------
+        vectors : torch.Tensor of shape (*codes.shape, token_dim)
+            The code vectors.
+        """
         return self.module_.quantizer.embed(codes)
 
     def decode_tensor(self, tokens):
-        """Differentiable ``D(z)`` of tokens ``(n, T, d)``; returns ``(n, C, H, W)``."""
+        """Apply the decoder ``D(z)`` to tokens, differentiably.
+
+        Parameters
+        ----------
+        tokens : torch.Tensor of shape (n, n_tokens, token_dim)
+            Quantized (or continuous) tokens on ``device_``.
+
+        Returns
+        -------
+        images : torch.Tensor of shape (n, C, H, W)
+            Reconstructed images.
+        """
         return self.module_.decode(tokens)
 
     @property
@@ -507,7 +555,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         return int(self.n_tokens)
 
     def get_feature_names_out(self, input_features=None):
-        """Output names ``vqtokenizer1d0``, ... one per token position.
+        """Get output feature names: ``vqtokenizer1d0``, ... one per token position.
 
         Parameters
         ----------
@@ -517,6 +565,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         Returns
         -------
         names : ndarray of str of shape (n_tokens,)
+            The class name in lower case followed by the token position.
         """
         check_is_fitted(self)
         return super().get_feature_names_out(input_features)

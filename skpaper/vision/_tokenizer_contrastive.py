@@ -70,15 +70,20 @@ def train_contrastive_encoders(X, text_features, image_shape, *, embed_dim=32, h
     n_steps : int, default=600
         Adam steps.
     batch_size : int, default=256
+        Image-caption pairs per step (clipped to the number of samples).
     lr : float, default=3e-3
+        Adam learning rate.
     temperature : float, default=0.1
         Softmax temperature of the contrastive logits.
     n_augmentations : int, default=1
         Random crops of each batch per step (the augmentations of
         :class:`EmbeddingGuidance`); 0 trains on the images as they are.
     crop_fraction : float, default=0.875
+        Side of the random crops as a fraction of the image side.
     flip : bool, default=False
+        Also flip the crops horizontally at random.
     random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the batches and the augmentations.
 
     Returns
     -------

@@ -49,6 +49,7 @@ def swap_tokens(tokens_a, tokens_b, positions):
     Returns
     -------
     edited : ndarray of the shape and dtype of ``tokens_b``
+        A copy of ``tokens_b`` whose ``positions`` hold the tokens of ``tokens_a``.
 
     Examples
     --------

@@ -16,7 +16,24 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from ..utils._docstring import Substitution
 from ._tokenizer_modules import flat_to_images, images_to_flat
+
+
+#: Parameters and Returns of every ``loss`` method of the objectives.
+_LOSS_DOCS = {"loss_sections": """
+    Parameters
+    ----------
+    images : torch.Tensor of shape (n_samples, C, H, W)
+        Decoded images, differentiable with respect to the tokens being optimised.
+    generator : torch.Generator or None, default=None
+        Source of the random augmentations of the optimiser, if any.
+
+    Returns
+    -------
+    losses : torch.Tensor of shape (n_samples,)
+        One loss per image, lower is better.
+"""}
 
 __all__ = [
     "ClassifierGuidance",
@@ -92,6 +109,16 @@ class TokenObjective:
     Subclasses implement :meth:`loss`. ``generator`` is the
     :class:`torch.Generator` of the optimiser (for random augmentations).
     Any plain callable ``images -> losses`` works as an objective too.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skpaper.vision import TokenObjective
+    >>> class Brightness(TokenObjective):
+    ...     def loss(self, images, generator=None):
+    ...         return -images.flatten(1).mean(1)
+    >>> Brightness()(torch.ones(3, 1, 2, 2))
+    tensor([-1., -1., -1.])
     """
 
     def __call__(self, images, generator=None):
@@ -103,7 +130,12 @@ class TokenObjective:
             )
         return losses
 
+    @Substitution(**_LOSS_DOCS)
     def loss(self, images, generator=None):
+        """Return the loss of each image; subclasses implement it.
+
+        {loss_sections}
+        """
         raise NotImplementedError
 
     def __repr__(self):
@@ -182,7 +214,12 @@ class MaskedReconstruction(TokenObjective):
             self._cache = {key: (target.to(images), mask.to(images))}
         return self._cache[key]
 
+    @Substitution(**_LOSS_DOCS)
     def loss(self, images, generator=None):
+        """Mean squared error of each image over its known pixels.
+
+        {loss_sections}
+        """
         target, mask = self._tensors(images)
         err = ((images - target) ** 2 * mask).flatten(1).sum(1)
         return err / mask.flatten(1).sum(1)
@@ -224,7 +261,12 @@ class ClassifierGuidance(TokenObjective):
         self.target = target
         self.input = input
 
+    @Substitution(**_LOSS_DOCS)
     def loss(self, images, generator=None):
+        """Cross-entropy of the guide's logits for each image towards its target class.
+
+        {loss_sections}
+        """
         model = _as_model(self.model, "model")
         layout = _check_input(self.input)
         target = np.asarray(self.target)
@@ -318,7 +360,14 @@ class EmbeddingGuidance(TokenObjective):
             )
         return (feats * F.normalize(emb, dim=-1)).sum(-1).mean(0)
 
+    @Substitution(**_LOSS_DOCS)
     def loss(self, images, generator=None):
+        """Negative mean cosine similarity of the augmented images to the text embedding.
+
+        With ``negative``, ``(1 - cfg)`` times the similarity to it is subtracted.
+
+        {loss_sections}
+        """
         self._check()
         encoder = _as_model(self.image_encoder, "image_encoder")
         layout = _check_input(self.input)
@@ -342,6 +391,7 @@ class WeightedSum(TokenObjective):
     Parameters
     ----------
     objectives : list of objectives
+        :class:`TokenObjective` instances or callables ``images -> losses``.
     weights : list of float, default=None
         One weight per objective; ``None`` weighs all by 1.
 
@@ -358,7 +408,12 @@ class WeightedSum(TokenObjective):
         self.objectives = objectives
         self.weights = weights
 
+    @Substitution(**_LOSS_DOCS)
     def loss(self, images, generator=None):
+        """Weighted sum of the losses of the objectives.
+
+        {loss_sections}
+        """
         objectives = list(self.objectives)
         if not objectives:
             raise ValueError("objectives must hold at least one objective, got none.")

@@ -26,10 +26,12 @@ def token_noise_schedule(i, n_iter):
     i : int
         Iteration index, ``0 <= i < n_iter``.
     n_iter : int
+        Number of iterations ``N`` of the run.
 
     Returns
     -------
     scale : float
+        Noise scale in ``[0, 1]``.
 
     Examples
     --------
@@ -117,7 +119,7 @@ class TokenTestTimeOptimizer(BaseEstimator):
 
     See Also
     --------
-    VQTokenizer1D : the tokenizer whose tokens are optimised.
+    VQTokenizer1D : The tokenizer whose tokens are optimised.
 
     Notes
     -----
@@ -240,6 +242,8 @@ class TokenTestTimeOptimizer(BaseEstimator):
         Returns
         -------
         images : ndarray of shape (n_samples, H * W * C)
+            The decoded moving average of the optimised tokens (clipped to ``clip``
+            when set), as rows of ``(H, W, C)``-ordered pixels.
         """
         self._validate_params()
         tok = self.tokenizer
