@@ -121,10 +121,12 @@ class BottomKSketch:
 
     @property
     def k(self):
+        """Capacity: the number of smallest hashes kept."""
         return self._k
 
     @property
     def seed(self):
+        """Seed of the hash function; sketches merge only with equal seeds."""
         return self._seed
 
     @property
@@ -138,7 +140,18 @@ class BottomKSketch:
         return self._size < self._k
 
     def get_params(self, deep=True):
-        """Parameters that rebuild an empty sketch that merges with this one."""
+        """Return the parameters that rebuild an empty sketch that merges with this one.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored: a sketch has no nested parameters.
+
+        Returns
+        -------
+        params : dict
+            ``{"k": k, "seed": seed}``.
+        """
         return {"k": self._k, "seed": self._seed}
 
     def update(self, keys):
@@ -159,6 +172,7 @@ class BottomKSketch:
         Returns
         -------
         self : BottomKSketch
+            The sketch, updated in place.
 
         Raises
         ------
@@ -218,6 +232,7 @@ class BottomKSketch:
         Returns
         -------
         self : BottomKSketch
+            The sketch, now of the union.
 
         Raises
         ------
@@ -238,13 +253,20 @@ class BottomKSketch:
         Returns
         -------
         estimate : float
+            The estimated number of distinct keys seen.
         """
         if self._size < self._k:
             return float(self._size)
         return (self._k - 1) / float(hash_to_unit(self._hashes[self._k - 1]))
 
     def copy(self):
-        """Return an independent copy."""
+        """Return an independent copy.
+
+        Returns
+        -------
+        sketch : BottomKSketch
+            A sketch equal to this one, sharing no state with it.
+        """
         new = BottomKSketch.__new__(BottomKSketch)
         new._k, new._seed, new._mixed, new._size = self._k, self._seed, self._mixed, self._size
         new._hashes = self._hashes.copy()
@@ -276,6 +298,11 @@ class BottomKSketch:
         CRC-32 of everything before it. Version 3 has the layout of version 2
         and marks the text-key hash of byte and str keys (version 2 sketches
         hashed them with MurmurHash3).
+
+        Returns
+        -------
+        data : bytes
+            The serialized sketch, ``28 + 8 * len(sketch)`` bytes long.
         """
         header = _HEADER.pack(_MAGIC, _VERSION, bytes(3), self._k, self._size, self._seed)
         body = header + self._hashes[: self._size].astype("<u8").tobytes()
@@ -292,6 +319,7 @@ class BottomKSketch:
         Parameters
         ----------
         data : bytes, bytearray or memoryview
+            Output of :meth:`to_bytes`.
 
         Returns
         -------

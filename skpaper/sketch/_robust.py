@@ -29,7 +29,7 @@ _MAX_SCANS = 4
 
 
 def deactivation_budget(epsilon, key_epsilon, delta):
-    """Charges a key may take before it is over-exposed, from per-key privacy accounting.
+    """Return the charges a key may take before it is over-exposed (per-key privacy).
 
     One charge is one answer whose output the key's hash could move, and costs
     the key ``epsilon``-DP (pure), i.e. :math:`\\rho = \\varepsilon^2 / 2`
@@ -358,6 +358,7 @@ class RobustCardinalitySketch(BaseEstimator):
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         if X is not None:
             validate_data(self, X, accept_sparse="csr")
@@ -573,6 +574,7 @@ class RobustCardinalitySketch(BaseEstimator):
         Returns
         -------
         score : float
+            One minus the mean relative error; 1.0 is exact.
         """
         y = column_or_1d(y, warn=True).astype(np.float64)
         if not np.isfinite(y).all():

@@ -18,7 +18,7 @@ __all__ = ["correlation_attack", "secret_lowest_keys"]
 
 
 def secret_lowest_keys(estimator, keys, n):
-    """The ``n`` keys with the smallest secret hashes (ground truth for evaluation).
+    """Return the ``n`` keys with the smallest secret hashes (ground truth for evaluation).
 
     Parameters
     ----------
@@ -33,6 +33,15 @@ def secret_lowest_keys(estimator, keys, n):
     -------
     lowest : ndarray
         The ``n`` lowest-hash keys, by increasing hash.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skpaper.sketch import RobustCardinalitySketch
+    >>> from skpaper.sketch.attacks import secret_lowest_keys
+    >>> est = RobustCardinalitySketch(k=8, random_state=0).fit()
+    >>> secret_lowest_keys(est, np.arange(100), 3).shape
+    (3,)
     """
     keys = np.asarray(keys)
     hashes = estimator._secret_hashes(keys)

@@ -126,6 +126,14 @@ def yield_checks(sketch):
     ------
     check : callable
         ``check(sketch)`` raises ``AssertionError`` when the sketch fails it.
+
+    Examples
+    --------
+    >>> from skpaper.sketch import BottomKSketch
+    >>> from skpaper.sketch.checks import yield_checks
+    >>> sketch = BottomKSketch(16)
+    >>> for check in yield_checks(sketch):
+    ...     check(sketch)
     """
     yield check_get_params_rebuilds
     yield check_repr_stable
