@@ -32,7 +32,7 @@ from ._focus import (
     resolve_focus_types,
 )
 from ._tiny_lm import LanguageModel
-from ._tokenizers import SPECIAL_TOKENS, CharTokenizer, check_texts
+from ._tokenizers import _TOKENIZER_DOCS, SPECIAL_TOKENS, CharTokenizer, check_texts
 
 __all__ = ["DEFAULT_FOCUS_TEMPLATES", "FocusInstructionLM", "WordTokenizer"]
 
@@ -83,13 +83,13 @@ class WordTokenizer(CharTokenizer):
     def __init__(self):
         super().__init__(alphabet=None)
 
+    @Substitution(**_TOKENIZER_DOCS)
     def fit(self, texts):
         """Collect the whitespace-separated words of ``texts``.
 
         Parameters
         ----------
-        texts : list of str
-            The corpus.
+        {texts}
 
         Returns
         -------
@@ -118,13 +118,13 @@ class WordTokenizer(CharTokenizer):
             raise TypeError(f"text must be a str, got {type(text).__name__}.")
         return [self._index.get(w, self.unk_id) for w in text.split()]
 
+    @Substitution(**_TOKENIZER_DOCS)
     def decode(self, ids):
         """Return the words of ``ids`` joined by spaces, dropping specials other than ``<unk>``.
 
         Parameters
         ----------
-        ids : iterable of int
-            Token ids; ids outside the vocabulary are skipped.
+        {ids}
 
         Returns
         -------

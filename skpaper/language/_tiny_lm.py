@@ -38,6 +38,18 @@ from ._tokenizers import BPETokenizer, CharTokenizer  # noqa: F401
 
 __all__ = ["LanguageModel"]
 
+#: Docstring piece of the sampling settings of ``generate`` (filled by ``Substitution``).
+_GENERATION_DOCS = {
+    "generation_parameters": """
+        max_new_tokens : int or None, default=None
+            Most tokens sampled per prompt; None uses the estimator's default.
+        temperature : float or None, default=None
+            Sampling temperature (0 decodes greedily); None uses the
+            estimator's default.
+        top_p : float or None, default=None
+            Nucleus mass in (0, 1]; None uses the estimator's default.""",
+}
+
 
 class _CausalLMMixin:
     """Inference shared by estimators holding ``module_`` and ``tokenizer_``.
@@ -206,6 +218,7 @@ class _CausalLMMixin:
         """
         return self.predict_proba(X).argmax(axis=1)
 
+    @Substitution(**_GENERATION_DOCS)
     def generate(self, X, *, max_new_tokens=None, temperature=None, top_p=None,
                  random_state=None):
         """Continue each prompt by sampling from the model.
@@ -214,13 +227,7 @@ class _CausalLMMixin:
         ----------
         X : list of str
             Prompts.
-        max_new_tokens : int or None, default=None
-            Most tokens sampled per prompt; None uses the estimator's default.
-        temperature : float or None, default=None
-            Sampling temperature (0 decodes greedily); None uses the
-            estimator's default.
-        top_p : float or None, default=None
-            Nucleus mass in (0, 1]; None uses the estimator's default.
+        {generation_parameters}
         random_state : int, RandomState instance or None, default=None
             Seeds the draws (the same seed gives the same texts).
 
@@ -235,6 +242,7 @@ class _CausalLMMixin:
                                 top_p=top_p, random_state=random_state)
         return [self.tokenizer_.decode(r) for r in ids]
 
+    @Substitution(**_GENERATION_DOCS)
     def generate_ids(self, X, *, max_new_tokens=None, temperature=None, top_p=None,
                      random_state=None):
         """Continue each prompt by sampling, as :meth:`generate`, returning token ids.
@@ -243,13 +251,7 @@ class _CausalLMMixin:
         ----------
         X : list of str
             Prompts.
-        max_new_tokens : int or None, default=None
-            Most tokens sampled per prompt; None uses the estimator's default.
-        temperature : float or None, default=None
-            Sampling temperature (0 decodes greedily); None uses the
-            estimator's default.
-        top_p : float or None, default=None
-            Nucleus mass in (0, 1]; None uses the estimator's default.
+        {generation_parameters}
         random_state : int, RandomState instance or None, default=None
             Seeds the draws (the same seed gives the same ids).
 

@@ -16,6 +16,8 @@ from numbers import Integral
 
 import numpy as np
 
+from ..utils._docstring import Substitution
+
 __all__ = [
     "BPETokenizer",
     "CharTokenizer",
@@ -27,6 +29,16 @@ __all__ = [
 
 #: Special tokens, at ids 0-3 in every skpaper tokenizer.
 SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>", "<unk>")
+
+#: Docstring pieces of the tokenizer methods (filled by ``Substitution``).
+_TOKENIZER_DOCS = {
+    "texts": """
+        texts : list of str
+            The corpus.""",
+    "ids": """
+        ids : iterable of int
+            Token ids; ids outside the vocabulary are skipped.""",
+}
 
 
 def check_texts(texts, name="X"):
@@ -154,13 +166,13 @@ class CharTokenizer(_BaseTokenizer):
         self.vocab_ = list(SPECIAL_TOKENS) + list(chars)
         self._index = {c: i for i, c in enumerate(self.vocab_) if i >= len(SPECIAL_TOKENS)}
 
+    @Substitution(**_TOKENIZER_DOCS)
     def fit(self, texts):
         """Collect the characters of ``texts`` (no-op when ``alphabet`` is set).
 
         Parameters
         ----------
-        texts : list of str
-            The corpus.
+        {texts}
 
         Returns
         -------
@@ -190,13 +202,13 @@ class CharTokenizer(_BaseTokenizer):
             raise TypeError(f"text must be a str, got {type(text).__name__}.")
         return [self._index.get(c, self.unk_id) for c in text]
 
+    @Substitution(**_TOKENIZER_DOCS)
     def decode(self, ids):
         """Return the text of ``ids``, dropping special tokens other than ``<unk>``.
 
         Parameters
         ----------
-        ids : iterable of int
-            Token ids; ids outside the vocabulary are skipped.
+        {ids}
 
         Returns
         -------
@@ -284,13 +296,13 @@ class BPETokenizer(_BaseTokenizer):
         self.vocab_ = list(SPECIAL_TOKENS) + [bytes([b]) for b in range(256)]
         self._index = {tok: i for i, tok in enumerate(self.vocab_) if i >= len(SPECIAL_TOKENS)}
 
+    @Substitution(**_TOKENIZER_DOCS)
     def fit(self, texts):
         """Learn merges (or restrict the pre-trained encoding) on ``texts``.
 
         Parameters
         ----------
-        texts : list of str
-            The corpus.
+        {texts}
 
         Returns
         -------

@@ -46,6 +46,12 @@ _DOCS = {
     "R_true": """
         R_true : array-like of shape (n, 3, 3)
             True rotations, R = [side | up | front] (X = X_canonical R^T).""",
+    "n": """
+        n : int
+            Number of rotations.""",
+    "R_drawn": """
+        R : ndarray of shape (n, 3, 3)
+            The drawn rotation matrices.""",
 }
 
 
@@ -176,6 +182,7 @@ def matrix_to_quaternion(R):
     return q.reshape(R.shape[:-2] + (4,))
 
 
+@Substitution(**_DOCS)
 def random_rotations(n, random_state=None):
     """Draw rotations uniformly (Haar measure) on SO(3).
 
@@ -185,15 +192,13 @@ def random_rotations(n, random_state=None):
 
     Parameters
     ----------
-    n : int
-        Number of rotations.
+    {n}
     random_state : int, RandomState instance or None, default=None
         Seeds the draws.
 
     Returns
     -------
-    R : ndarray of shape (n, 3, 3)
-        The drawn rotation matrices.
+    {R_drawn}
 
     Examples
     --------
@@ -242,6 +247,7 @@ def axis_angle_to_matrix(axis, angle):
     return quaternion_to_matrix(q)
 
 
+@Substitution(**_DOCS)
 def random_small_rotations(n, max_angle_deg=10.0, random_state=None):
     """Draw rotations about a uniform random axis by an angle uniform in [0, max_angle_deg].
 
@@ -250,8 +256,7 @@ def random_small_rotations(n, max_angle_deg=10.0, random_state=None):
 
     Parameters
     ----------
-    n : int
-        Number of rotations.
+    {n}
     max_angle_deg : float, default=10.0
         Largest rotation angle, in degrees, in [0, 180].
     random_state : int, RandomState instance or None, default=None
@@ -259,8 +264,7 @@ def random_small_rotations(n, max_angle_deg=10.0, random_state=None):
 
     Returns
     -------
-    R : ndarray of shape (n, 3, 3)
-        The drawn rotation matrices.
+    {R_drawn}
 
     Examples
     --------
