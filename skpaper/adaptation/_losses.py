@@ -52,6 +52,21 @@ _LOSS_DOCS = {
         loss : torch.Tensor or None
             The scalar loss, or ``None`` when no sample of the batch is used.""",
 }
+#: The sections of every objective's docstring, up to its own example lines.
+_LOSS_DOCS["loss_sections"] = Substitution(**_LOSS_DOCS).fill("""
+    Parameters
+    ----------
+    {loss_parameters}
+
+    Returns
+    -------
+    {loss_returns}
+
+    Examples
+    --------
+    >>> import torch
+    >>> logits = torch.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.2, 0.1, 0.0],
+    ...                        [0.0, 0.0, 1.5]])""")
 
 
 def softmax_entropy(logits):
@@ -175,19 +190,7 @@ def prior_correction(proba):
 def entropy_loss(logits, x, state, forward, augment):
     """Return TENT's loss: the mean softmax entropy of the batch (Wang et al., 2021).
 
-    Parameters
-    ----------
-    {loss_parameters}
-
-    Returns
-    -------
-    {loss_returns}
-
-    Examples
-    --------
-    >>> import torch
-    >>> logits = torch.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.2, 0.1, 0.0],
-    ...                        [0.0, 0.0, 1.5]])
+    {loss_sections}
     >>> from skpaper.adaptation import entropy_loss
     >>> round(float(entropy_loss(logits, None, {}, None, None)), 4)
     0.7398
@@ -212,19 +215,7 @@ def eata_loss(logits, x, state, forward, augment):
     regulariser of EATA is left out: the anchor of :class:`TestTimeAdapter`
     (``kappa``) plays the role of pulling towards the source.
 
-    Parameters
-    ----------
-    {loss_parameters}
-
-    Returns
-    -------
-    {loss_returns}
-
-    Examples
-    --------
-    >>> import torch
-    >>> logits = torch.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.2, 0.1, 0.0],
-    ...                        [0.0, 0.0, 1.5]])
+    {loss_sections}
     >>> from skpaper.adaptation import eata_loss
     >>> state = {}
     >>> round(float(eata_loss(logits, None, state, None, None)), 4), sorted(state)
@@ -258,19 +249,7 @@ def roid_loss(logits, x, state, forward, augment):
     batch itself, both summed and divided by the batch size (Marsden et al.,
     2024).
 
-    Parameters
-    ----------
-    {loss_parameters}
-
-    Returns
-    -------
-    {loss_returns}
-
-    Examples
-    --------
-    >>> import torch
-    >>> logits = torch.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.2, 0.1, 0.0],
-    ...                        [0.0, 0.0, 1.5]])
+    {loss_sections}
     >>> from skpaper.adaptation import roid_loss
     >>> state = {}
     >>> loss = roid_loss(logits, logits, state, lambda z: z, lambda z: z)
