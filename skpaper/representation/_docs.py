@@ -4,6 +4,8 @@ Each piece fills a ``{name}`` placeholder through
 :class:`~skpaper.utils._docstring.Substitution`.
 """
 
+import textwrap
+
 from ..utils._docstring import Substitution, torch_parameter_docs
 
 __all__ = ["Substitution", "_SHARED_DOCS", "torch_parameter_docs"]
@@ -94,3 +96,15 @@ _SHARED_DOCS = {
             Seed of the subsampling of the random pairs.
     """,
 }
+
+
+def _join(*names):
+    """One piece made of the named pieces, in order."""
+    return "\n".join(textwrap.dedent(_SHARED_DOCS[name]).strip("\n") for name in names)
+
+
+#: Every parameter of :class:`VisionTransformer`, in its signature order.
+_SHARED_DOCS["vit_encoder"] = _join(
+    "vit_image_layout", "vit_embed_dim", "vit_depth", "vit_n_heads", "vit_block",
+    "vit_channel_agnostic", "vit_layers",
+)

@@ -196,13 +196,7 @@ class MaskedAutoencoderViT(nn.Module):
 
     Parameters
     ----------
-    {vit_image_layout}
-    {vit_embed_dim}
-    {vit_depth}
-    {vit_n_heads}
-    {vit_block}
-    {vit_channel_agnostic}
-    {vit_layers}
+    {vit_encoder}
     {mae_decoder}
     standardize : bool, default=True
         Standardise every channel of every image before encoding; the

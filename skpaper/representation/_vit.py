@@ -304,13 +304,7 @@ class VisionTransformer(nn.Module):
 
     Parameters
     ----------
-    {vit_image_layout}
-    {vit_embed_dim}
-    {vit_depth}
-    {vit_n_heads}
-    {vit_block}
-    {vit_channel_agnostic}
-    {vit_layers}
+    {vit_encoder}
 
     Attributes
     ----------
