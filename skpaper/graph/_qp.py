@@ -29,6 +29,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._docstring import Substitution
+
 __all__ = ["check_qp", "qp_objective", "qp_violation", "solve_qps"]
 
 _SENSE_CODES = {"<=": -1, "=": 0, "==": 0, ">=": 1, -1: -1, 0: 0, 1: 1}
@@ -235,15 +237,27 @@ def check_qp(instance, *, name="X"):
             "lb": lb, "ub": ub, "integer": integer}
 
 
+#: Docstring pieces of the functions evaluating a point of a canonical instance.
+_POINT_DOCS = {
+    "qp_point": """
+        qp : dict
+            A canonical instance (from :func:`check_qp`).
+        x : array-like of shape (n_variables,)
+            The point.""",
+    "qp_example": """
+        >>> import numpy as np
+        >>> qp = check_qp({"Q": np.eye(2), "c": [1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
+        ...                "sense": ["<="], "lb": [0.0, 0.0], "ub": [np.inf, np.inf]})""",
+}
+
+
+@Substitution(**_POINT_DOCS)
 def qp_objective(qp, x):
     """Return the objective value 1/2 x^T Q x + c^T x + r of ``x``.
 
     Parameters
     ----------
-    qp : dict
-        A canonical instance (from :func:`check_qp`).
-    x : array-like of shape (n_variables,)
-        The point.
+    {qp_point}
 
     Returns
     -------
@@ -252,10 +266,8 @@ def qp_objective(qp, x):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skpaper.graph import check_qp, qp_objective
-    >>> qp = check_qp({"Q": np.eye(2), "c": [1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
-    ...                "sense": ["<="], "lb": [0.0, 0.0], "ub": [np.inf, np.inf]})
+    {qp_example}
     >>> qp_objective(qp, [0.0, 1.0])
     -0.5
     """
@@ -263,15 +275,13 @@ def qp_objective(qp, x):
     return float(0.5 * x @ (qp["Q"] @ x) + qp["c"] @ x + qp.get("r", 0.0))
 
 
+@Substitution(**_POINT_DOCS)
 def qp_violation(qp, x):
     """Return the largest violation of the linear constraints and bounds at ``x``.
 
     Parameters
     ----------
-    qp : dict
-        A canonical instance (from :func:`check_qp`).
-    x : array-like of shape (n_variables,)
-        The point.
+    {qp_point}
 
     Returns
     -------
@@ -281,10 +291,8 @@ def qp_violation(qp, x):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from skpaper.graph import check_qp, qp_violation
-    >>> qp = check_qp({"Q": np.eye(2), "c": [1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
-    ...                "sense": ["<="], "lb": [0.0, 0.0], "ub": [np.inf, np.inf]})
+    {qp_example}
     >>> qp_violation(qp, [1.0, 1.5])
     1.5
     """

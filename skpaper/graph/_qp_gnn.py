@@ -270,6 +270,11 @@ _QP_GNN_DOCS = {
             Number of epochs run.
         n_features_in_ : int
             Number of variable-node features.""",
+    "qp_X_y": """
+        X : list of dict
+            QP instances.
+        y : array-like of shape (n_samples,) or list of ndarray
+            Optimal values (``target="objective"``) or optimal solutions.""",
     "qp_gnn_references": """
         References
         ----------
@@ -510,15 +515,13 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         return out
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @Substitution(**_QP_GNN_DOCS)
     def fit(self, X, y):
         """Fit on feasible QP instances and their optimal values or solutions.
 
         Parameters
         ----------
-        X : list of dict
-            QP instances.
-        y : array-like of shape (n_samples,) or list of ndarray
-            Optimal values (``target="objective"``) or optimal solutions.
+        {qp_X_y}
 
         Returns
         -------
@@ -569,15 +572,13 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         splits = np.cumsum([g.n_variables for g in graphs])[:-1]
         return np.split(out, splits)
 
+    @Substitution(**_QP_GNN_DOCS)
     def relative_error(self, X, y):
         """Return the paper's relative error: sqrt of the mean normalised squared error.
 
         Parameters
         ----------
-        X : list of dict
-            QP instances.
-        y : array-like of shape (n_samples,) or list of ndarray
-            Optimal values (``target="objective"``) or optimal solutions.
+        {qp_X_y}
 
         Returns
         -------
@@ -592,15 +593,13 @@ class QPGNNRegressor(RegressorMixin, _BaseQPGNN):
         return float(np.sqrt(np.mean([np.sum((p - t) ** 2) / max(np.sum(t ** 2), 1.0)
                                       for p, t in zip(pred, y)])))
 
+    @Substitution(**_QP_GNN_DOCS)
     def score(self, X, y, sample_weight=None):
         """Return R^2 (objective) or 1 - mean relative l2 error of the solutions.
 
         Parameters
         ----------
-        X : list of dict
-            QP instances.
-        y : array-like of shape (n_samples,) or list of ndarray
-            Optimal values (``target="objective"``) or optimal solutions.
+        {qp_X_y}
         sample_weight : array-like of shape (n_samples,) or None, default=None
             Weights of the instances.
 
