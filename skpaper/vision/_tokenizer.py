@@ -274,7 +274,9 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         try:
             self._fit_loop((images,))
             if not self._codebook_ready:
-                # Training ended inside the warm-up: start the codebook from the encoder anyway.
+                # Training ended inside the warm-up: start the codebook from the encoder anyway
+                # (the module is in inference_dtype by now).
+                images = images.to(self._module_dtype())
                 self.module_.quantizer.init_from(self._encoder_outputs(images), self._generator)
         finally:
             for name in ("_step", "_codebook_ready", "_window_counts", "_epoch_counts",

@@ -10,7 +10,10 @@ INIT_PARAMS = {
 }
 
 EXTRA_INSTANCES = {
-    "VQTokenizer1D": [{"encoder": "vit", "n_heads": 2, "cosine": False}],
+    # float32 matmuls depend on batch composition (see inference_dtype): near-tied codes
+    # of the unnormalised ViT codebook would flip between a batch and its subsets.
+    "VQTokenizer1D": [{"encoder": "vit", "n_heads": 2, "cosine": False,
+                       "inference_dtype": "float64"}],
     "KeypointMotionTransfer": [{"interpolation": None, "bidirectional": False,
                                 "backbone": "gaussian"}],
 }
