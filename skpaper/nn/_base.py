@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
+from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 
 __all__ = [
@@ -896,6 +897,7 @@ class BaseTorchState(BaseEstimator):
         return tags
 
 
+@Substitution(**torch_parameter_docs())
 class BaseTorchEstimator(BaseTorchState):
     """Base class for skpaper's torch estimators.
 
@@ -908,26 +910,7 @@ class BaseTorchEstimator(BaseTorchState):
 
     Parameters
     ----------
-    max_epochs : int, default=100
-        Number of passes over the training data.
-    batch_size : int, default=128
-        Mini-batch size (clipped to the number of samples).
-    lr : float, default=1e-3
-        Learning rate of the Adam optimizer.
-    device : str, default="auto"
-        ``"auto"`` uses CUDA when available, else the CPU.
-    random_state : int, RandomState instance or None, default=None
-        Seeds weight initialisation and batch shuffling.
-    verbose : int, default=0
-        Show a tqdm progress bar over epochs, with the last epoch's losses, on
-        stderr when > 0, also when stderr is not a terminal (a log, a notebook).
-    callbacks : list of Callback or None, default=None
-        Training callbacks (:class:`Callback` subclasses such as
-        :class:`EarlyStopping`, :class:`LRScheduler`, :class:`ValidationSplit`);
-        fitted copies are kept in ``callbacks_``.
-    inference_dtype : {"float32", "float64"}, default="float32"
-        Precision of the module after training. ``"float64"`` makes predictions
-        independent of batch composition (float32 matmuls are not).
+    {torch_parameters}
 
     Attributes
     ----------
