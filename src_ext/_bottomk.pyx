@@ -12,260 +12,39 @@ the buffer.
 
 import numpy as np
 
-from libc.stdint cimport uint64_t
-from libc.stdlib cimport calloc, free, malloc, qsort
-from libc.string cimport memcpy, memset
+from libc.stdint cimport uint8_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
-from _hashcore cimport (
-    ALGO_TEXT_KEY, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, _splitmix64, hash_list,
-    text_hasher_init,
+from _ingest cimport (
+    _BLOCK, _Ingest, _ingest_finish, _ingest_free, _ingest_init, _merge_unique, _offer_block,
 )
 
-__all__ = ["bottomk_update", "bottomk_update_text", "bottomk_merge", "bottomk_query"]
+from _hashcore cimport (
+    ALGO_TEXT_KEY, FixedText, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, _splitmix64,
+    fixed_text_init, hash_fixed, hash_list, raise_unhashable, text_hasher_init,
+)
 
-cdef uint64_t _UINT64_MAX = <uint64_t>0xFFFFFFFFFFFFFFFFULL
-
-
-cdef int _cmp_u64(const void* a, const void* b) noexcept nogil:
-    cdef uint64_t x = (<const uint64_t*>a)[0]
-    cdef uint64_t y = (<const uint64_t*>b)[0]
-    return (x > y) - (x < y)
-
-
-cdef Py_ssize_t _merge_unique(const uint64_t* a, Py_ssize_t na,
-                              const uint64_t* b, Py_ssize_t nb,
-                              uint64_t* out, Py_ssize_t k) noexcept nogil:
-    # Both inputs sorted ascending; the output holds the k smallest distinct values.
-    cdef Py_ssize_t i = 0
-    cdef Py_ssize_t j = 0
-    cdef Py_ssize_t n = 0
-    cdef uint64_t v
-    while n < k and (i < na or j < nb):
-        if j >= nb or (i < na and a[i] <= b[j]):
-            v = a[i]
-            i += 1
-        else:
-            v = b[j]
-            j += 1
-        if n == 0 or out[n - 1] != v:
-            out[n] = v
-            n += 1
-    return n
-
-
-cdef Py_ssize_t _flush(uint64_t* sk, Py_ssize_t ns, Py_ssize_t k,
-                       uint64_t* buf, Py_ssize_t nb, uint64_t* tmp) noexcept nogil:
-    qsort(buf, nb, sizeof(uint64_t), _cmp_u64)
-    ns = _merge_unique(sk, ns, buf, nb, tmp, k)
-    memcpy(sk, tmp, ns * sizeof(uint64_t))
-    return ns
-
-
-cdef Py_ssize_t _find(const uint64_t* arr, Py_ssize_t n, uint64_t v) noexcept nogil:
-    # Index of v in the sorted arr, or -1.
-    cdef Py_ssize_t lo = 0
-    cdef Py_ssize_t hi = n
-    cdef Py_ssize_t mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if arr[mid] < v:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < n and arr[lo] == v:
-        return lo
-    return -1
-
-
-# Sketches up to this size deduplicate candidates with a hash set of their
-# hashes (open addressing, at most 3/4 full); larger ones search the sorted
-# sketch. The set is built only for updates of at least a quarter of its size.
-DEF _TABLE_MAX_K = 65536
-# Hashes per block of the branch-free threshold test (one text chunk).
-DEF _BLOCK = 512
-
-
-cdef struct _Ingest:
-    uint64_t* sk         # sorted distinct hashes, sk[:ns]
-    Py_ssize_t ns
-    Py_ssize_t k
-    uint64_t lim         # candidates are the hashes h <= lim: sk[k - 1] - 1 once
-                         # full (a hash equal to sk[k - 1] is already kept), else all
-    uint64_t* buf        # candidates not yet merged
-    Py_ssize_t nb
-    Py_ssize_t cap
-    uint64_t* tmp
-    uint64_t* table      # hashes already taken (0: empty slot), or NULL
-    uint64_t mask
-    Py_ssize_t n_table
-    bint zero_in         # hash 0 (no slot) was taken
-    const uint64_t* excl # sorted hashes counted instead of sketched
-    Py_ssize_t n_excl
-    unsigned char* seen
-    Py_ssize_t n_hits
-
-
-cdef bint _remember_slow(_Ingest* st, uint64_t h) noexcept nogil:
-    if st.table == NULL:
-        # Without a set, a key already kept (frequent in streams with repeats,
-        # e.g. words) is dropped by a search of the sketch; before the sketch is
-        # full, repeats are merged away at the flush.
-        return not (st.ns == st.k and _find(st.sk, st.ns, h) >= 0)
-    # h == 0, which has no slot.
-    if st.zero_in:
-        return False
-    st.zero_in = True
-    return True
-
-
-cdef inline bint _remember(_Ingest* st, uint64_t h) noexcept nogil:
-    # True the first time ``h`` is taken (since the set was last rebuilt).
-    cdef uint64_t i, v
-    cdef uint64_t* table = st.table
-    if table == NULL or h == 0:
-        return _remember_slow(st, h)
-    i = h & st.mask
-    while True:
-        v = table[i]
-        if v == h:
-            return False
-        if v == 0:
-            break
-        i = (i + 1) & st.mask
-    table[i] = h
-    st.n_table += 1
-    return True
-
-
-cdef void _rebuild_table(_Ingest* st) noexcept nogil:
-    # Only candidates (hashes below the k-th smallest) are ever looked up, and
-    # every candidate taken before is in the sketch or the buffer, so stale
-    # entries above the threshold are harmless; the set is rebuilt from the
-    # sketch before it gets 3/4 full.
-    cdef Py_ssize_t i
-    memset(st.table, 0, (st.mask + 1) * sizeof(uint64_t))
-    st.n_table = 0
-    st.zero_in = False
-    for i in range(st.ns):
-        _remember(st, st.sk[i])
-
-
-cdef void _flush_state(_Ingest* st) noexcept nogil:
-    if st.nb == 0:
-        return
-    st.ns = _flush(st.sk, st.ns, st.k, st.buf, st.nb, st.tmp)
-    st.nb = 0
-    if st.ns == st.k:
-        st.lim = st.sk[st.k - 1] - 1
-    if st.table != NULL and 4 * (st.n_table + st.cap) > 3 * <Py_ssize_t>(st.mask + 1):
-        _rebuild_table(st)
-
-
-cdef inline void _take(_Ingest* st, uint64_t h) noexcept nogil:
-    # A candidate (h <= st.lim): buffered unless taken before.
-    if not _remember(st, h):
-        return
-    st.buf[st.nb] = h
-    st.nb += 1
-    if st.nb == st.cap:
-        _flush_state(st)
-
-
-cdef inline void _offer(_Ingest* st, uint64_t h) noexcept nogil:
-    cdef Py_ssize_t pos
-    if st.n_excl > 0:
-        pos = _find(st.excl, st.n_excl, h)
-        if pos >= 0:
-            # seen[] counts each excluded key once, however often it repeats.
-            if not st.seen[pos]:
-                st.seen[pos] = 1
-                st.n_hits += 1
-            return
-    if h <= st.lim:
-        _take(st, h)
-
-
-cdef void _offer_block(_Ingest* st, const uint64_t* hs, Py_ssize_t m,
-                       uint64_t* cand) noexcept nogil:
-    # Offer m hashes. The threshold test, false for most keys and unpredictable,
-    # is a branch-free compaction of the block's candidates; only they go on.
-    cdef Py_ssize_t i
-    cdef Py_ssize_t j = 0
-    cdef uint64_t lim = st.lim
-    if st.n_excl > 0:
-        for i in range(m):
-            _offer(st, hs[i])
-        return
-    for i in range(m):
-        cand[j] = hs[i]
-        j += hs[i] <= lim
-    for i in range(j):
-        # The threshold may have dropped at a flush within the block.
-        if cand[i] <= st.lim:
-            _take(st, cand[i])
-
-
-cdef int _ingest_init(_Ingest* st, uint64_t* sk, Py_ssize_t ns, Py_ssize_t k,
-                      Py_ssize_t n_keys, const uint64_t* excl, Py_ssize_t n_excl) noexcept nogil:
-    # -1 when out of memory (nothing left allocated).
-    cdef Py_ssize_t slots
-    memset(st, 0, sizeof(_Ingest))
-    st.sk = sk
-    st.ns = ns
-    st.k = k
-    st.lim = sk[k - 1] - 1 if ns == k else _UINT64_MAX
-    st.cap = k // 4 if k > 4096 else 1024
-    st.buf = <uint64_t*>malloc(st.cap * sizeof(uint64_t))
-    st.tmp = <uint64_t*>malloc(k * sizeof(uint64_t))
-    st.excl = excl
-    st.n_excl = n_excl
-    st.seen = <unsigned char*>calloc(n_excl if n_excl > 0 else 1, 1)
-    if st.buf == NULL or st.tmp == NULL or st.seen == NULL:
-        _ingest_free(st)
-        return -1
-    if k <= _TABLE_MAX_K:
-        slots = 64
-        while 3 * slots < 4 * (k + st.cap):
-            slots *= 2
-        if 4 * n_keys >= slots:
-            st.table = <uint64_t*>malloc(slots * sizeof(uint64_t))
-            if st.table == NULL:
-                _ingest_free(st)
-                return -1
-            st.mask = <uint64_t>(slots - 1)
-            _rebuild_table(st)
-    return 0
-
-
-cdef Py_ssize_t _ingest_finish(_Ingest* st) noexcept nogil:
-    _flush_state(st)
-    return st.ns
-
-
-cdef void _ingest_free(_Ingest* st) noexcept nogil:
-    free(st.buf)
-    free(st.tmp)
-    free(st.seen)
-    free(st.table)
-    st.buf = NULL
-    st.tmp = NULL
-    st.seen = NULL
-    st.table = NULL
-
+__all__ = [
+    "bottomk_update", "bottomk_update_text", "bottomk_update_text_array", "bottomk_merge",
+    "bottomk_query",
+]
 
 cdef Py_ssize_t _ingest(_Ingest* st, const uint64_t* keys, Py_ssize_t n, uint64_t seed,
                         bint do_hash) noexcept nogil:
     cdef uint64_t hs[_BLOCK]
     cdef uint64_t cand[_BLOCK]
     cdef Py_ssize_t start, m, i
-    for start in range(0, n, _BLOCK):
-        m = min(_BLOCK, n - start)
+    start = 0
+    while start < n:
+        m = min(<Py_ssize_t>_BLOCK, n - start)
         if do_hash:
             for i in range(m):
                 hs[i] = _splitmix64(keys[start + i] ^ seed)
             _offer_block(st, hs, m, cand)
         else:
             _offer_block(st, keys + start, m, cand)
+        start += m
     return _ingest_finish(st)
 
 
@@ -368,6 +147,83 @@ def bottomk_update_text(uint64_t[::1] sketch, Py_ssize_t size, list keys, uint64
                 _offer_block(&st, hs, m, cand)
             start = stop
         size = _ingest_finish(&st)
+    finally:
+        _ingest_free(&st)
+        free(th.scratch)
+    return size
+
+
+def bottomk_update_text_array(uint64_t[::1] sketch, Py_ssize_t size, arr, uint64_t seed):
+    """Fold the strings of a 1-D contiguous numpy ``U`` or ``S`` array into a bottom-k array.
+
+    The same as :func:`bottomk_update_text` of ``arr.tolist()`` (trailing NULs
+    dropped as numpy does; ``U`` items hash as their UTF-8), in one loop
+    without the GIL: each chunk is hashed (ASCII ``U`` items narrowed to bytes
+    4 code points at a time) and folded into the sketch.
+
+    Parameters
+    ----------
+    sketch : ndarray of uint64 of shape (k,)
+        Sorted distinct hashes in ``sketch[:size]``; overwritten, also when an
+        error is raised part-way (pass a copy to keep the original).
+    size : int
+        Number of valid entries of ``sketch``.
+    arr : ndarray of dtype U (native byte order) or S, 1-D and C-contiguous
+    seed : int
+        Hash seed in ``[0, 2**64)``.
+
+    Returns
+    -------
+    size : int
+        The new number of valid entries.
+
+    Raises
+    ------
+    ValueError
+        If a ``U`` item has no UTF-8 form (a lone surrogate); the error is a
+        ``UnicodeEncodeError``.
+    """
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "US" or arr.ndim != 1 \
+            or not arr.flags.c_contiguous or not arr.dtype.isnative:
+        raise TypeError("arr must be a 1-D contiguous numpy U (native order) or S array.")
+    cdef Py_ssize_t k = sketch.shape[0]
+    cdef Py_ssize_t n = arr.shape[0]
+    cdef Py_ssize_t width = arr.dtype.itemsize
+    if n == 0 or k == 0:
+        return size
+    cdef const uint8_t[::1] raw = arr.view(np.uint8).reshape(-1) if width else \
+        np.zeros(1, dtype=np.uint8)
+    cdef Py_ssize_t start, m, i
+    cdef Py_ssize_t bad = -1
+    cdef int status = 0
+    cdef bint ucs4 = arr.dtype.kind == "U"
+    cdef TextHasher th
+    cdef FixedText ft
+    cdef _Ingest st
+    cdef uint64_t hs[_BLOCK]
+    cdef uint64_t cand[_BLOCK]
+    if _ingest_init(&st, &sketch[0], size, k, n, NULL, 0) != 0:
+        raise MemoryError()
+    text_hasher_init(&th, ALGO_TEXT_KEY, seed)
+    try:
+        with nogil:
+            status = fixed_text_init(&ft, &th, &raw[0], n, width, ucs4)
+            if status == 0:
+                start = 0
+                while start < n:
+                    m = min(<Py_ssize_t>_BLOCK, n - start)
+                    bad = hash_fixed(&th, &ft, start, start + m, hs)
+                    if bad >= 0:
+                        break
+                    for i in range(m):
+                        hs[i] = _splitmix64(hs[i] ^ seed)
+                    _offer_block(&st, hs, m, cand)
+                    start += m
+                size = _ingest_finish(&st)
+        if status != 0:
+            raise MemoryError()
+        if bad >= 0:
+            raise_unhashable(&th, arr[bad])
     finally:
         _ingest_free(&st)
         free(th.scratch)

@@ -14,6 +14,8 @@ cdef extern from "_skhash.h":
                                  uint64_t k1) noexcept nogil
     void skp_text_seeds(uint64_t seed, uint64_t* k0, uint64_t* k1) noexcept nogil
     void SKP_PREFETCH(const void* p) noexcept nogil
+    Py_ssize_t skp_trim_nul_padded(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    Py_ssize_t skp_ucs4_narrow_ascii(const uint8_t* p, Py_ssize_t units, uint8_t* out) noexcept nogil
 
 
 cdef inline uint64_t _splitmix64(uint64_t x) noexcept nogil:
@@ -296,3 +298,96 @@ cdef inline int raise_unhashable(TextHasher* th, object item) except -1:
     # No UTF-8 form (a lone surrogate): let Python raise its UnicodeEncodeError.
     str(item).encode("utf-8")
     raise ValueError(f"keys hold a string without a UTF-8 encoding: {item!r}.")
+
+
+# ---------------------------------------------------------------------------
+# Fixed-width numpy text: U (UCS4) and S (bytes) items, padded with NULs.
+
+cdef inline Py_ssize_t trim_nul(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    # Length of p[:n] without its trailing NUL bytes, 8 bytes at a time first
+    # (fixed-width numpy items are mostly padding).
+    cdef uint64_t w
+    while n >= 8:
+        memcpy(&w, p + n - 8, 8)
+        if w != 0:
+            break
+        n -= 8
+    while n > 0 and p[n - 1] == 0:
+        n -= 1
+    return n
+
+
+cdef inline bint narrow_ascii(const uint32_t* cps, Py_ssize_t n, uint8_t* out) noexcept nogil:
+    # UCS4 to bytes when every code point is ASCII (then UTF-8 is the same bytes).
+    cdef Py_ssize_t i
+    cdef uint32_t acc = 0
+    for i in range(n):
+        acc |= cps[i]
+        out[i] = <uint8_t>cps[i]
+    return acc < 0x80
+
+
+cdef struct FixedText:
+    const uint8_t* base  # n items of ``width`` bytes
+    Py_ssize_t n
+    Py_ssize_t width
+    bint ucs4            # U (code points of 4 bytes) or S (bytes)
+    Py_ssize_t lo        # items [lo, hi) take the fast path: for S, 8 bytes before
+    Py_ssize_t hi        # the item can be read; for U, up to 12 bytes after it
+
+
+cdef inline int fixed_text_init(FixedText* ft, TextHasher* th, const uint8_t* base,
+                                Py_ssize_t n, Py_ssize_t width, bint ucs4) noexcept nogil:
+    # -1 when out of memory.
+    cdef Py_ssize_t reach
+    ft.base = base
+    ft.n = n
+    ft.width = width
+    ft.ucs4 = ucs4
+    if ucs4 and scratch_reserve(th, width + 16) != 0:
+        return -1
+    if width == 0:
+        ft.lo = ft.hi = 0
+        return 0
+    if ucs4:
+        # The SIMD narrowing reads up to the item's width rounded up to 16 bytes.
+        reach = (width + 15) // 16 * 16
+        ft.lo = 0
+        ft.hi = n - (reach + width - 1) // width + 1
+        if ft.hi < 0:
+            ft.hi = 0
+        return 0
+    ft.lo = (8 + width - 1) // width
+    ft.hi = n
+    return 0
+
+
+cdef inline Py_ssize_t hash_fixed(TextHasher* th, const FixedText* ft, Py_ssize_t start,
+                                  Py_ssize_t stop, uint64_t* out) noexcept nogil:
+    # out[j] = the hash of the UTF-8 of item start + j (trailing NULs dropped as
+    # numpy does); -1, or the index of an item without UTF-8 (th.cap < 0).
+    cdef Py_ssize_t i, m
+    cdef Py_ssize_t width = ft.width
+    cdef Py_ssize_t units = width // 4
+    cdef const uint8_t* p
+    cdef uint8_t* buf = th.scratch + 8
+    for i in range(start, stop):
+        p = ft.base + i * width
+        if ft.ucs4:
+            if ft.lo <= i < ft.hi:
+                m = skp_ucs4_narrow_ascii(p, units, buf)
+                if m >= 0:
+                    out[i - start] = hash_padded(th, buf, m)
+                    continue
+            m = (trim_nul(p, width) + 3) // 4
+            if narrow_ascii(<const uint32_t*>p, m, buf):
+                out[i - start] = hash_padded(th, buf, m)
+            else:
+                out[i - start] = hash_units(th, p, m, 4)
+                if th.cap < 0:
+                    return i
+        elif ft.lo <= i < ft.hi:
+            out[i - start] = hash_padded(th, p, skp_trim_nul_padded(p, width))
+        else:
+            out[i - start] = hash_raw(th, p, trim_nul(p, width))
+    return -1

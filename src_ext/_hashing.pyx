@@ -29,8 +29,8 @@ __all__ = [
 
 
 from _hashcore cimport (
-    ALGO_MURMUR3, ALGO_TEXT_KEY, TextHasher, _murmur3_x64_128, _splitmix64, hash_list,
-    hash_padded, hash_raw, hash_units, raise_unhashable, scratch_reserve, text_hasher_init,
+    ALGO_MURMUR3, ALGO_TEXT_KEY, FixedText, TextHasher, _murmur3_x64_128, _splitmix64,
+    fixed_text_init, hash_fixed, hash_list, raise_unhashable, text_hasher_init,
 )
 
 
@@ -154,30 +154,6 @@ def murmurhash3_x64_64(key, seed=0):
     return murmurhash3_x64_128(key, seed)[0]
 
 
-cdef inline bint _narrow_ascii(const uint32_t* cps, Py_ssize_t n, uint8_t* out) noexcept nogil:
-    # UCS4 to bytes when every code point is ASCII (then UTF-8 is the same bytes).
-    cdef Py_ssize_t i
-    cdef uint32_t acc = 0
-    for i in range(n):
-        acc |= cps[i]
-        out[i] = <uint8_t>cps[i]
-    return acc < 0x80
-
-
-cdef inline Py_ssize_t _trim_nul(const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    # Length of p[:n] without its trailing NUL bytes, 8 bytes at a time first
-    # (fixed-width numpy items are mostly padding).
-    cdef uint64_t w
-    while n >= 8:
-        memcpy(&w, p + n - 8, 8)
-        if w != 0:
-            break
-        n -= 8
-    while n > 0 and p[n - 1] == 0:
-        n -= 1
-    return n
-
-
 cdef object _hash_sequence(keys, int algo, uint64_t seed):
     # With the GIL throughout: the items are borrowed from the list.
     cdef list items = keys if type(keys) is list else list(keys)
@@ -258,36 +234,20 @@ cdef object _hash_text(arr, int algo, uint64_t seed):
     cdef Py_ssize_t n = arr.shape[0]
     cdef Py_ssize_t width = arr.dtype.itemsize
     cdef int unit = 4 if arr.dtype.kind == "U" else 1
-    cdef Py_ssize_t length = width // unit
     cdef const uint8_t[::1] raw = arr.view(np.uint8).reshape(-1) if n * width else \
         np.zeros(1, dtype=np.uint8)
-    cdef const uint8_t* base = &raw[0]
-    cdef const uint32_t* cps
-    cdef Py_ssize_t i, m
     cdef TextHasher th
+    cdef FixedText ft
     cdef Py_ssize_t bad = -1
     result = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] res = result
     text_hasher_init(&th, algo, seed)
     try:
-        if unit == 4 and scratch_reserve(&th, 4 * length) != 0:
+        if fixed_text_init(&ft, &th, &raw[0], n, width, unit == 4) != 0:
             raise MemoryError()
-        with nogil:
-            for i in range(n):
-                m = length
-                if unit == 4:
-                    cps = <const uint32_t*>(base + i * width)
-                    m = (_trim_nul(<const uint8_t*>cps, 4 * m) + 3) // 4
-                    if _narrow_ascii(cps, m, th.scratch + 8):
-                        res[i] = hash_padded(&th, th.scratch + 8, m)
-                    else:
-                        res[i] = hash_units(&th, cps, m, 4)
-                else:
-                    m = _trim_nul(base + i * width, m)
-                    res[i] = hash_raw(&th, base + i * width, m)
-                if th.cap < 0:
-                    bad = i
-                    break
+        if n:
+            with nogil:
+                bad = hash_fixed(&th, &ft, 0, n, &res[0])
         if bad >= 0:
             raise_unhashable(&th, arr[bad])
     finally:

@@ -164,4 +164,121 @@ static inline uint64_t skp_text_key_padded(const uint8_t *p, Py_ssize_t n, uint6
     return skp_text_key_long(p, n, h, k1);
 }
 
+/* Number of leading zero bits of x != 0. */
+static inline int skp_clz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_clzll(x);
+#else
+    int n = 0;
+    while (!(x & 0x8000000000000000ULL)) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* Length of p[:n] without its trailing NUL bytes, when the 8 bytes before p
+ * may be read: 8 bytes at a time, the last word's zero bytes counted without
+ * a loop. */
+static inline Py_ssize_t skp_trim_nul_padded(const uint8_t *p, Py_ssize_t n)
+{
+    uint64_t w;
+    while (n >= 8) {
+        w = skp_load64(p + n - 8);
+        if (w != 0) {
+            return n - (skp_clz64(w) >> 3);
+        }
+        n -= 8;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    /* The n < 8 bytes end the word; the bytes before p are masked off. */
+    w = skp_load64(p + n - 8) & (~0ULL << (8 * (8 - n)));
+    if (w == 0) {
+        return 0;
+    }
+    return n - (skp_clz64(w) >> 3);
+}
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#define SKP_HAVE_SSE2 1
+
+/* 1 + the index of the highest set bit of a 4-bit mask (0 for none). */
+static const int8_t skp_top4[16] = {0, 1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4};
+static const int32_t skp_keep4[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+
+/* A numpy UCS4 item of `units` code points (native order, trailing NUL
+ * padding) narrowed to bytes at out when every code point before the padding
+ * is ASCII (its UTF-8 is then those bytes): returns the length without the
+ * trailing NULs, or -1 when some code point is not ASCII (out is then
+ * unspecified). Works 4 code points (16 bytes) at a time, so it may read up
+ * to 12 bytes past the item, and writes up to 3 bytes past the length. */
+static inline Py_ssize_t skp_ucs4_narrow_ascii(const uint8_t *p, Py_ssize_t units, uint8_t *out)
+{
+    const __m128i zero = _mm_setzero_si128();
+    Py_ssize_t u = units, q, m, nblk, b;
+    __m128i v, acc, w;
+    int nz, valid, four;
+    /* The padding, from the end: 8 then 4 code points at a time. */
+    while (u >= 8 &&
+           _mm_movemask_epi8(_mm_cmpeq_epi32(
+               _mm_or_si128(_mm_loadu_si128((const __m128i *)(p + 4 * (u - 8))),
+                            _mm_loadu_si128((const __m128i *)(p + 4 * (u - 4)))),
+               zero)) == 0xFFFF) {
+        u -= 8;
+    }
+    if (u >= 4 && _mm_movemask_epi8(_mm_cmpeq_epi32(
+                      _mm_loadu_si128((const __m128i *)(p + 4 * (u - 4))), zero)) == 0xFFFF) {
+        u -= 4;
+    }
+    /* The last non-zero code point among the (at most 4) before u. */
+    q = u >= 4 ? u - 4 : 0;
+    valid = (int)(u - q);
+    v = _mm_loadu_si128((const __m128i *)(p + 4 * q));
+    nz = ~_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, zero))) & ((1 << valid) - 1);
+    m = q + skp_top4[nz];
+    /* Narrow 4 code points at a time; the lanes at or past m of the last
+     * block (padding or the next item) stay out of the ASCII test. */
+    nblk = (m + 3) >> 2;
+    acc = zero;
+    for (b = 0; b < nblk; b++) {
+        v = _mm_loadu_si128((const __m128i *)(p + 16 * b));
+        if (b == nblk - 1) {
+            v = _mm_and_si128(v, _mm_loadu_si128((const __m128i *)(skp_keep4 + 4 - (m - 4 * b))));
+        }
+        acc = _mm_or_si128(acc, v);
+        w = _mm_packs_epi32(v, v);
+        four = _mm_cvtsi128_si32(_mm_packus_epi16(w, w));
+        memcpy(out + 4 * b, &four, 4);
+    }
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(
+            _mm_and_si128(acc, _mm_set1_epi32((int)0xFFFFFF80u)), zero)) != 0xFFFF) {
+        return -1;
+    }
+    return m;
+}
+#else
+#define SKP_HAVE_SSE2 0
+
+/* Portable form of the SSE2 version above (same results; reads only the item). */
+static inline Py_ssize_t skp_ucs4_narrow_ascii(const uint8_t *p, Py_ssize_t units, uint8_t *out)
+{
+    const uint32_t *cps = (const uint32_t *)p;
+    Py_ssize_t m = units, i;
+    uint32_t acc = 0;
+    while (m > 0 && cps[m - 1] == 0) {
+        m--;
+    }
+    for (i = 0; i < m; i++) {
+        acc |= cps[i];
+        out[i] = (uint8_t)cps[i];
+    }
+    return acc < 0x80 ? m : -1;
+}
+#endif
+
 #endif

@@ -6,7 +6,9 @@ import zlib
 
 import numpy as np
 
-from .._ext._bottomk import bottomk_merge, bottomk_update, bottomk_update_text
+from .._ext._bottomk import (
+    bottomk_merge, bottomk_update, bottomk_update_text, bottomk_update_text_array,
+)
 from ._keys import (
     TEXT_HASH_VERSION, as_key_array, check_seed, mix_seed, mixed_type_error, text_list,
 )
@@ -187,6 +189,10 @@ class BottomKSketch:
         if items is not None:
             self._update_text(items)
             return self
+        if isinstance(keys, np.ndarray) and keys.ndim == 1 and keys.dtype.kind in "UST" \
+                and keys.size:
+            self._update_text_array(keys)
+            return self
         arr = as_key_array(keys, self._mixed)
         self._reserve()
         self._size = bottomk_update(self._hashes, self._size, arr, np.uint64(self._mixed))
@@ -200,6 +206,22 @@ class BottomKSketch:
             size = bottomk_update_text(work, self._size, items, np.uint64(self._mixed))
         except TypeError:
             raise mixed_type_error(items, "keys") from None
+        self._hashes, self._size = work, size
+
+    def _update_text_array(self, arr):
+        # numpy U/S/StringDType keys: hashed and folded in one pass without the GIL.
+        kind = arr.dtype.kind
+        if kind == "U" and not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        arr = np.ascontiguousarray(arr)
+        self._reserve()
+        work = self._hashes if self._size == 0 else self._hashes.copy()
+        if kind == "T":
+            from .._ext._strings import bottomk_update_string_dtype
+
+            size = bottomk_update_string_dtype(work, self._size, arr, np.uint64(self._mixed))
+        else:
+            size = bottomk_update_text_array(work, self._size, arr, np.uint64(self._mixed))
         self._hashes, self._size = work, size
 
     def _reserve(self):

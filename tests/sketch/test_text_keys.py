@@ -208,3 +208,20 @@ def test_text_keys_validate_seed():
     with pytest.raises(TypeError, match="bytes or str"):
         text_keys([b"a", 3.0], 0)
     assert splitmix64(0) == _splitmix(0)
+
+
+@pytest.mark.parametrize("width", [1, 3, 4, 5, 16, 17, 27])
+def test_fixed_width_arrays_sketch_as_their_lists(width):
+    # The fused U/S kernels (SIMD narrowing, padded reads) against the list path:
+    # non-ASCII and astral code points, embedded NULs, items of every length.
+    rng = np.random.default_rng(width)
+    alphabet = ["a", "b", "\0", "é", "\u20ac", "\U0001F600", "z"]
+    words = ["".join(rng.choice(alphabet, size=rng.integers(0, width + 1)))
+             for _ in range(3000)]
+    U = np.array(words, dtype=f"U{width}")
+    S = np.array([w.encode() for w in U.tolist()], dtype=f"S{4 * width}")
+    for arr in (U, S, U[::-1].copy(), S[1:].copy()):
+        ref = BottomKSketch(k=256, seed=3).update(arr.tolist())
+        got = BottomKSketch(k=256, seed=3).update(arr)
+        assert np.array_equal(got._hashes[: got._size], ref._hashes[: ref._size])
+        np.testing.assert_array_equal(text_keys_array(arr, 7), text_keys(arr.tolist(), 7))
