@@ -532,8 +532,8 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
 
         Returns
         -------
-        vectors : torch.Tensor of shape (*codes.shape, token_dim)
-            The code vectors.
+        vectors : torch.Tensor
+            The code vectors, of shape ``codes.shape + (token_dim,)``.
         """
         return self.module_.quantizer.embed(codes)
 
