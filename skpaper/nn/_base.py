@@ -1203,6 +1203,7 @@ def optimizer_step(optimizer, loss):
     Parameters
     ----------
     optimizer : torch.optim.Optimizer
+        The optimizer to step.
     loss : torch.Tensor
         Scalar loss of the parameters ``optimizer`` updates.
     """
