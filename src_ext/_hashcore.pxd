@@ -16,6 +16,10 @@ cdef extern from "_skhash.h":
     void SKP_PREFETCH(const void* p) noexcept nogil
     Py_ssize_t skp_trim_nul_padded(const uint8_t* p, Py_ssize_t n) noexcept nogil
     Py_ssize_t skp_ucs4_narrow_ascii(const uint8_t* p, Py_ssize_t units, uint8_t* out) noexcept nogil
+    int skp_ucs4_key_short(const uint8_t* p, Py_ssize_t units, uint64_t k0, uint64_t k1,
+                           uint64_t* out) noexcept nogil
+    int skp_bytes_key_short(const uint8_t* p, Py_ssize_t width, uint64_t k0, uint64_t k1,
+                            uint64_t* out) noexcept nogil
 
 
 cdef inline uint64_t _splitmix64(uint64_t x) noexcept nogil:
@@ -334,6 +338,9 @@ cdef struct FixedText:
     bint ucs4            # U (code points of 4 bytes) or S (bytes)
     Py_ssize_t lo        # items [lo, hi) take the fast path: for S, 8 bytes before
     Py_ssize_t hi        # the item can be read; for U, up to 12 bytes after it
+    Py_ssize_t short_hi  # items [0, short_hi) may take the text-key kernels of short
+                         # items (64 bytes from a U item, 16 from an S item can be
+                         # read); 0 when the hash is not the text key
 
 
 cdef inline int fixed_text_init(FixedText* ft, TextHasher* th, const uint8_t* base,
@@ -347,8 +354,14 @@ cdef inline int fixed_text_init(FixedText* ft, TextHasher* th, const uint8_t* ba
     if ucs4 and scratch_reserve(th, width + 16) != 0:
         return -1
     if width == 0:
-        ft.lo = ft.hi = 0
+        ft.lo = ft.hi = ft.short_hi = 0
         return 0
+    ft.short_hi = 0
+    if th.algo == ALGO_TEXT_KEY:
+        reach = 64 if ucs4 else 16
+        ft.short_hi = n - (reach + width - 1) // width + 1
+        if ft.short_hi < 0:
+            ft.short_hi = 0
     if ucs4:
         # The SIMD narrowing reads up to the item's width rounded up to 16 bytes.
         reach = (width + 15) // 16 * 16
@@ -374,6 +387,8 @@ cdef inline Py_ssize_t hash_fixed(TextHasher* th, const FixedText* ft, Py_ssize_
     for i in range(start, stop):
         p = ft.base + i * width
         if ft.ucs4:
+            if i < ft.short_hi and skp_ucs4_key_short(p, units, th.k0, th.k1, out + (i - start)):
+                continue
             if ft.lo <= i < ft.hi:
                 m = skp_ucs4_narrow_ascii(p, units, buf)
                 if m >= 0:
@@ -386,6 +401,8 @@ cdef inline Py_ssize_t hash_fixed(TextHasher* th, const FixedText* ft, Py_ssize_
                 out[i - start] = hash_units(th, p, m, 4)
                 if th.cap < 0:
                     return i
+        elif i < ft.short_hi and skp_bytes_key_short(p, width, th.k0, th.k1, out + (i - start)):
+            continue
         elif ft.lo <= i < ft.hi:
             out[i - start] = hash_padded(th, p, skp_trim_nul_padded(p, width))
         else:

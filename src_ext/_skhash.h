@@ -261,6 +261,115 @@ static inline Py_ssize_t skp_ucs4_narrow_ascii(const uint8_t *p, Py_ssize_t unit
     }
     return m;
 }
+/* Bytes [0, m) of the 16 at x, the rest cleared (0 <= m <= 16). */
+static const uint8_t skp_keep16[32] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+/* skp_text_key of the m <= 16 bytes x[0:m] of a vector whose other bytes may
+ * hold anything: the same arithmetic, on the two words in registers. */
+static inline uint64_t skp_text_key_vec16(__m128i x, Py_ssize_t m, uint64_t k0, uint64_t k1)
+{
+    uint64_t h = k0 ^ ((uint64_t)m * SKP_CLEN);
+    uint64_t lo, hi, b;
+    int s;
+    x = _mm_and_si128(x, _mm_loadu_si128((const __m128i *)(skp_keep16 + 16 - m)));
+#if defined(__x86_64__) || defined(_M_X64)
+    lo = (uint64_t)_mm_cvtsi128_si64(x);
+    hi = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
+#else
+    {
+        uint64_t w[2];
+        _mm_storeu_si128((__m128i *)w, x);
+        lo = w[0];
+        hi = w[1];
+    }
+#endif
+    /* b: the last 8 bytes, x[m-8:m], for m > 8; for m <= 8 hi is 0 and the
+     * shift by 64 bits leaves b = 0, which is the formula's n <= 8 case. */
+    s = 8 * (m > 8 ? (int)m - 8 : 8);
+    b = (hi << (64 - s)) | ((lo >> (s - 8)) >> 8);
+    return skp_fold_mul(lo ^ k1, b ^ h);
+}
+
+/* True when bytes [first, end) of p are all zero (16 <= first < end; the
+ * bytes [end - 16, end) are read even when end - first < 16): 16 bytes at a
+ * time, the last block ending at `end`, its bytes before `first` ignored. */
+static inline int skp_zero_from(const uint8_t *p, Py_ssize_t first, Py_ssize_t end)
+{
+    const __m128i zero = _mm_setzero_si128();
+    __m128i rest = zero, tail;
+    Py_ssize_t off, last = end - 16, ov = first - last;
+    for (off = first; off < last; off += 16) {
+        rest = _mm_or_si128(rest, _mm_loadu_si128((const __m128i *)(p + off)));
+    }
+    tail = _mm_loadu_si128((const __m128i *)(p + last));
+    if (ov > 0) {
+        tail = _mm_andnot_si128(_mm_loadu_si128((const __m128i *)(skp_keep16 + 16 - ov)), tail);
+    }
+    rest = _mm_or_si128(rest, tail);
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(rest, zero)) == 0xFFFF;
+}
+
+/* The text key of a numpy UCS4 item of `units` code points (native order,
+ * trailing NUL padding) when it is ASCII and at most 16 code points long
+ * before its padding: stored at *out, returning 1; 0 otherwise (another path
+ * must hash it). Reads the 64 bytes at p, and, for items longer than 16 code
+ * points, the rest of the item. */
+static inline int skp_ucs4_key_short(const uint8_t *p, Py_ssize_t units, uint64_t k0,
+                                     uint64_t k1, uint64_t *out)
+{
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i high = _mm_set1_epi32((int)0xFFFFFF80u);
+    __m128i v0 = _mm_loadu_si128((const __m128i *)p);
+    __m128i v1 = _mm_loadu_si128((const __m128i *)(p + 16));
+    __m128i v2 = _mm_loadu_si128((const __m128i *)(p + 32));
+    __m128i v3 = _mm_loadu_si128((const __m128i *)(p + 48));
+    unsigned valid = units >= 16 ? 0xFFFFu : (1u << units) - 1u;
+    unsigned z, ok, nz;
+    Py_ssize_t m;
+    z = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v0, zero))) |
+        ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v1, zero))) << 4) |
+        ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v2, zero))) << 8) |
+        ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v3, zero))) << 12);
+    ok = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v0, high), zero))) |
+         ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v1, high), zero))) << 4) |
+         ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v2, high), zero))) << 8) |
+         ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v3, high), zero))) << 12);
+    if ((~ok & valid) != 0) {
+        return 0;
+    }
+    nz = ~z & valid;
+    m = nz == 0 ? 0 : 64 - skp_clz64((uint64_t)nz);
+    /* The code points past the 16th must all be padding. */
+    if (units > 16 && !skp_zero_from(p, 64, 4 * units)) {
+        return 0;
+    }
+    /* Code points below 0x80 pack to their bytes (lanes past the item are
+     * cleared by skp_text_key_vec16; they only need to be any value). */
+    *out = skp_text_key_vec16(_mm_packus_epi16(_mm_packs_epi32(v0, v1), _mm_packs_epi32(v2, v3)),
+                              m, k0, k1);
+    return 1;
+}
+
+/* The text key of a numpy S item of `width` bytes (trailing NULs dropped)
+ * when it is at most 16 bytes long without them: stored at *out, returning 1;
+ * 0 otherwise. Reads the 16 bytes at p and, for wider items, the rest of the
+ * item. */
+static inline int skp_bytes_key_short(const uint8_t *p, Py_ssize_t width, uint64_t k0,
+                                      uint64_t k1, uint64_t *out)
+{
+    const __m128i zero = _mm_setzero_si128();
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    unsigned valid = width >= 16 ? 0xFFFFu : (1u << width) - 1u;
+    unsigned nz = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) & valid;
+    Py_ssize_t m = nz == 0 ? 0 : 64 - skp_clz64((uint64_t)nz);
+    if (width > 16 && !skp_zero_from(p, 16, width)) {
+        return 0;
+    }
+    *out = skp_text_key_vec16(v, m, k0, k1);
+    return 1;
+}
 #else
 #define SKP_HAVE_SSE2 0
 
@@ -278,6 +387,22 @@ static inline Py_ssize_t skp_ucs4_narrow_ascii(const uint8_t *p, Py_ssize_t unit
         out[i] = (uint8_t)cps[i];
     }
     return acc < 0x80 ? m : -1;
+}
+
+/* Without SSE2 the short-item kernels decline every item (the general path
+ * hashes them). */
+static inline int skp_ucs4_key_short(const uint8_t *p, Py_ssize_t units, uint64_t k0,
+                                     uint64_t k1, uint64_t *out)
+{
+    (void)p; (void)units; (void)k0; (void)k1; (void)out;
+    return 0;
+}
+
+static inline int skp_bytes_key_short(const uint8_t *p, Py_ssize_t width, uint64_t k0,
+                                      uint64_t k1, uint64_t *out)
+{
+    (void)p; (void)width; (void)k0; (void)k1; (void)out;
+    return 0;
 }
 #endif
 

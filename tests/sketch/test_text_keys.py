@@ -225,3 +225,88 @@ def test_fixed_width_arrays_sketch_as_their_lists(width):
         got = BottomKSketch(k=256, seed=3).update(arr)
         assert np.array_equal(got._hashes[: got._size], ref._hashes[: ref._size])
         np.testing.assert_array_equal(text_keys_array(arr, 7), text_keys(arr.tolist(), 7))
+
+
+def _reference_keys(items, seed):
+    return np.array([_reference_text_key(t.encode("utf-8") if isinstance(t, str) else t, seed)
+                     for t in items], dtype=np.uint64)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 18, 19, 20, 27, 31, 32, 33,
+                                   40])
+def test_short_item_kernels_match_the_definition(width):
+    # Items of every length 0..17 (and up to the width), ASCII or not, each
+    # array read from a buffer that ends with its last item; strided views and
+    # byte-swapped U arrays too.
+    rng = np.random.default_rng(100 + width)
+    seed = 0x0123456789ABCDEF
+    lengths = list(range(0, min(width, 17) + 1)) + [width] * 3
+    words = []
+    for n in lengths:
+        for alphabet in ("abcxyz \x7f", "ab\u00e9\u20ac", "a\U0001F600"):
+            words.append("".join(rng.choice(list(alphabet), size=n)))
+    words += ["a" * width, "\x7f" * width, "\x80" * min(width, 3)]
+    for order in (words, words[::-1]):
+        U = np.array(order, dtype=f"U{width}")
+        tight = np.frombuffer(U.tobytes(), dtype=U.dtype)
+        want = _reference_keys(U.tolist(), seed)
+        for arr in (U, tight, U.astype(U.dtype.newbyteorder(">"))):
+            np.testing.assert_array_equal(text_keys_array(arr, seed), want)
+        np.testing.assert_array_equal(text_keys_array(U[::2], seed), want[::2])
+        np.testing.assert_array_equal(text_keys_array(U[1::3], seed), want[1::3])
+        raw = [w.encode("utf-8")[:width] for w in order]
+        S = np.array(raw, dtype=f"S{width}")
+        tight_s = np.frombuffer(S.tobytes(), dtype=S.dtype)
+        want_s = _reference_keys(S.tolist(), seed)
+        for arr in (S, tight_s):
+            np.testing.assert_array_equal(text_keys_array(arr, seed), want_s)
+        np.testing.assert_array_equal(text_keys_array(S[::2], seed), want_s[::2])
+        for arr in (U, tight, S, tight_s):
+            ref = BottomKSketch(k=64, seed=5).update(arr.tolist())
+            got = BottomKSketch(k=64, seed=5).update(arr)
+            assert np.array_equal(got._hashes[: got._size], ref._hashes[: ref._size])
+
+
+@pytest.mark.parametrize("width", [5, 16, 17, 24])
+def test_short_item_kernels_keep_embedded_nuls_and_drop_padding(width):
+    seed = 11
+    words = ["\0a", "a\0", "a\0b", "\0" * 3 + "q", "x" * (width - 1) + "\0", "\0" * width,
+             "y" + "\0" * (width - 2) + "z", "\u00e9\0"]
+    U = np.array(words, dtype=f"U{width}")
+    np.testing.assert_array_equal(text_keys_array(U, seed), _reference_keys(U.tolist(), seed))
+    S = np.array([w.encode("utf-8")[:width] for w in words], dtype=f"S{width}")
+    np.testing.assert_array_equal(text_keys_array(S, seed), _reference_keys(S.tolist(), seed))
+    tight = np.frombuffer(S.tobytes(), dtype=S.dtype)
+    np.testing.assert_array_equal(text_keys_array(tight, seed),
+                                  _reference_keys(S.tolist(), seed))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sysconf"), reason="needs mmap/mprotect")
+@pytest.mark.parametrize("dtype", ["U1", "U3", "U5", "U17", "U27", "S1", "S7", "S15", "S17"])
+def test_fixed_width_kernels_read_nothing_past_the_array(dtype):
+    # The array ends where an unreadable page begins: a read past its last
+    # item would crash the process.
+    import ctypes
+    import mmap
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    page = mmap.PAGESIZE
+    itemsize = np.dtype(dtype).itemsize
+    n = page // itemsize
+    region = mmap.mmap(-1, 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    assert libc.mprotect(ctypes.c_void_p(base + page), page, 0) == 0
+    try:
+        offset = page - n * itemsize
+        arr = np.frombuffer(region, dtype=dtype, count=n, offset=offset)
+        words = ["ab"[: i % 3] + "x" * (i % 19) for i in range(n)]
+        src = np.array(words if dtype[0] == "U" else [w.encode() for w in words], dtype=dtype)
+        region[offset:page] = src.tobytes()
+        np.testing.assert_array_equal(text_keys_array(arr, 9),
+                                      _reference_keys(arr.tolist(), 9))
+        ref = BottomKSketch(k=64, seed=5).update(arr.tolist())
+        got = BottomKSketch(k=64, seed=5).update(arr)
+        assert np.array_equal(got._hashes[: got._size], ref._hashes[: ref._size])
+        del arr
+    finally:
+        libc.mprotect(ctypes.c_void_p(base + page), page, mmap.PROT_READ | mmap.PROT_WRITE)
