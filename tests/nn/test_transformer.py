@@ -21,6 +21,13 @@ from skpaper.representation import VisionTransformer, ViTBlock
 from skpaper.vision._tokenizer_modules import Tokenizer1DNetwork
 
 
+@pytest.fixture(autouse=True)
+def _private_torch_rng():
+    """These tests seed torch's global RNG to build modules; keep that from other tests."""
+    with torch.random.fork_rng():
+        yield
+
+
 def _perturb(module, seed=0, scale=0.1):
     """Move every parameter away from its initial value (as training would)."""
     gen = torch.Generator().manual_seed(seed)
