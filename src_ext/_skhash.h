@@ -311,44 +311,52 @@ static inline int skp_zero_from(const uint8_t *p, Py_ssize_t first, Py_ssize_t e
     return _mm_movemask_epi8(_mm_cmpeq_epi8(rest, zero)) == 0xFFFF;
 }
 
+/* Lane j of the 16 at skp_keep_lanes + 16 - u is all ones for j < u (u <= 16). */
+static const int32_t skp_keep_lanes[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                           -1, -1, -1, -1, 0,  0,  0,  0,  0,  0,  0,  0,
+                                           0,  0,  0,  0,  0,  0,  0,  0};
+
 /* The text key of a numpy UCS4 item of `units` code points (native order,
  * trailing NUL padding) when it is ASCII and at most 16 code points long
  * before its padding: stored at *out, returning 1; 0 otherwise (another path
  * must hash it). Reads the 64 bytes at p, and, for items longer than 16 code
- * points, the rest of the item. */
+ * points, the rest of the item.
+ *
+ * Lanes past a narrow item (the next item's code points) are cleared, so they
+ * read as padding; one OR of the four vectors gives the ASCII test, and the
+ * code points, packed to bytes, give the length from one zero-byte mask. */
 static inline int skp_ucs4_key_short(const uint8_t *p, Py_ssize_t units, uint64_t k0,
                                      uint64_t k1, uint64_t *out)
 {
     const __m128i zero = _mm_setzero_si128();
-    const __m128i high = _mm_set1_epi32((int)0xFFFFFF80u);
     __m128i v0 = _mm_loadu_si128((const __m128i *)p);
     __m128i v1 = _mm_loadu_si128((const __m128i *)(p + 16));
     __m128i v2 = _mm_loadu_si128((const __m128i *)(p + 32));
     __m128i v3 = _mm_loadu_si128((const __m128i *)(p + 48));
-    unsigned valid = units >= 16 ? 0xFFFFu : (1u << units) - 1u;
-    unsigned z, ok, nz;
+    __m128i acc, packed;
+    unsigned nz;
     Py_ssize_t m;
-    z = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v0, zero))) |
-        ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v1, zero))) << 4) |
-        ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v2, zero))) << 8) |
-        ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v3, zero))) << 12);
-    ok = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v0, high), zero))) |
-         ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v1, high), zero))) << 4) |
-         ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v2, high), zero))) << 8) |
-         ((unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v3, high), zero))) << 12);
-    if ((~ok & valid) != 0) {
+    if (units < 16) {
+        const int32_t *keep = skp_keep_lanes + 16 - units;
+        v0 = _mm_and_si128(v0, _mm_loadu_si128((const __m128i *)keep));
+        v1 = _mm_and_si128(v1, _mm_loadu_si128((const __m128i *)(keep + 4)));
+        v2 = _mm_and_si128(v2, _mm_loadu_si128((const __m128i *)(keep + 8)));
+        v3 = _mm_and_si128(v3, _mm_loadu_si128((const __m128i *)(keep + 12)));
+    }
+    acc = _mm_or_si128(_mm_or_si128(v0, v1), _mm_or_si128(v2, v3));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(
+            _mm_and_si128(acc, _mm_set1_epi32((int)0xFFFFFF80u)), zero)) != 0xFFFF) {
         return 0;
     }
-    nz = ~z & valid;
-    m = nz == 0 ? 0 : 64 - skp_clz64((uint64_t)nz);
     /* The code points past the 16th must all be padding. */
     if (units > 16 && !skp_zero_from(p, 64, 4 * units)) {
         return 0;
     }
-    /* Code points below 0x80 pack to their bytes (lanes past the item are
-     * cleared by skp_text_key_vec16; they only need to be any value). */
-    *out = skp_text_key_vec16(_mm_packus_epi16(_mm_packs_epi32(v0, v1), _mm_packs_epi32(v2, v3)),
-                              m, k0, k1);
+    /* Code points below 0x80 pack to their bytes. */
+    packed = _mm_packus_epi16(_mm_packs_epi32(v0, v1), _mm_packs_epi32(v2, v3));
+    nz = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(packed, zero)) & 0xFFFFu;
+    m = nz == 0 ? 0 : 64 - skp_clz64((uint64_t)nz);
+    *out = skp_text_key_vec16(packed, m, k0, k1);
     return 1;
 }
 
@@ -364,11 +372,23 @@ static inline int skp_bytes_key_short(const uint8_t *p, Py_ssize_t width, uint64
     unsigned valid = width >= 16 ? 0xFFFFu : (1u << width) - 1u;
     unsigned nz = ~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero)) & valid;
     Py_ssize_t m = nz == 0 ? 0 : 64 - skp_clz64((uint64_t)nz);
+    uint64_t a, b;
     if (width > 16 && !skp_zero_from(p, 16, width)) {
         return 0;
     }
-    *out = skp_text_key_vec16(v, m, k0, k1);
+    /* The bytes are in memory, so the formula's two words are plain loads:
+     * the first 8 bytes (masked to m) and, for m > 8, the 8 ending at m. */
+    a = skp_load64(p) & (m >= 8 ? ~0ULL : (1ULL << (8 * m)) - 1);
+    b = m > 8 ? skp_load64(p + m - 8) : 0;
+    *out = skp_fold_mul(a ^ k1, b ^ k0 ^ ((uint64_t)m * SKP_CLEN));
     return 1;
+}
+
+/* skp_text_key of the m <= 15 bytes at p, where all 16 bytes at p can be read
+ * (the inline buffer of a short numpy StringDType item, say). */
+static inline uint64_t skp_text_key_in16(const uint8_t *p, Py_ssize_t m, uint64_t k0, uint64_t k1)
+{
+    return skp_text_key_vec16(_mm_loadu_si128((const __m128i *)p), m, k0, k1);
 }
 #else
 #define SKP_HAVE_SSE2 0
@@ -403,6 +423,10 @@ static inline int skp_bytes_key_short(const uint8_t *p, Py_ssize_t width, uint64
 {
     (void)p; (void)width; (void)k0; (void)k1; (void)out;
     return 0;
+}
+static inline uint64_t skp_text_key_in16(const uint8_t *p, Py_ssize_t m, uint64_t k0, uint64_t k1)
+{
+    return skp_text_key(p, m, k0, k1);
 }
 #endif
 

@@ -310,3 +310,56 @@ def test_fixed_width_kernels_read_nothing_past_the_array(dtype):
         del arr
     finally:
         libc.mprotect(ctypes.c_void_p(base + page), page, mmap.PROT_READ | mmap.PROT_WRITE)
+
+
+_STRING_DTYPE = getattr(getattr(np, "dtypes", None), "StringDType", None)
+
+
+@pytest.fixture
+def inline_layout():
+    """Switch the direct read of short StringDType items on or off; restored after."""
+    from skpaper._ext import _strings
+
+    yield _strings._check_inline_layout
+    _strings._check_inline_layout()
+
+
+@pytest.mark.skipif(_STRING_DTYPE is None, reason="needs numpy 2")
+def test_string_dtype_inline_items_hash_as_their_definition(inline_layout):
+    # Short items are read from numpy's inline layout, checked when the module
+    # is imported; long, arena-held and missing items go through numpy's API.
+    from skpaper._ext._strings import bottomk_update_string_dtype, string_dtype_keys
+
+    assert inline_layout(True), "the inline layout check failed on this numpy"
+    rng = np.random.default_rng(5)
+    words = ["".join(rng.choice(list(alphabet), size=n))
+             for n in range(0, 41) for alphabet in ("abz \x7f\0", "a\u00e9\u20ac\U0001F600")]
+    arr = np.array(words, dtype=_STRING_DTYPE())
+    # Slots that held a long string and were then given a short one, and a
+    # slice that starts past the first item.
+    mutated = np.array(["x" * 40] * 8 + words, dtype=_STRING_DTYPE())
+    mutated[:8] = ["", "a", "bb", "x" * 15, "y" * 16, "\u00e9", "q" * 3, "z" * 40]
+    seed = 0x0123456789ABCDEF
+    for a in (arr, mutated, arr[3:].copy(), arr[::-1].copy()):
+        want = _reference_keys(a.tolist(), seed)
+        for enabled in (True, False):
+            inline_layout(enabled)
+            np.testing.assert_array_equal(string_dtype_keys(a, seed), want)
+            sk = np.zeros(64, dtype=np.uint64)
+            size = bottomk_update_string_dtype(sk, 0, a, np.uint64(seed))
+            ref = np.zeros(64, dtype=np.uint64)
+            ref_size = bottomk_update(ref, 0, want, np.uint64(seed))
+            np.testing.assert_array_equal(sk[:size], ref[:ref_size])
+
+
+@pytest.mark.skipif(_STRING_DTYPE is None, reason="needs numpy 2")
+def test_string_dtype_missing_items_are_rejected_on_both_paths(inline_layout):
+    from skpaper._ext._strings import string_dtype_keys
+
+    arr = np.array(["a", None, "b"], dtype=_STRING_DTYPE(na_object=None))
+    for enabled in (True, False):
+        inline_layout(enabled)
+        with pytest.raises(ValueError, match="position 1"):
+            string_dtype_keys(arr, 1)
+        with pytest.raises(ValueError, match="position 1"):
+            BottomKSketch(k=8, seed=1).update(arr)
