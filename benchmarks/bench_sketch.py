@@ -15,6 +15,10 @@ Measures, in one process on the same keys:
   building a Python ``set``, in the same run; and the same words as a list of
   ``bytes``, a numpy ``U`` array, an ``S`` array and a numpy 2 ``StringDType``
   array. Goals: list of ``str`` at least 2.5x the theta loop and 2x the set.
+  Each container's ratio to the list of ``str`` is reported; for the ``U`` and
+  ``S`` arrays also the bytes they hold per word and the words/s of merely
+  reading those bytes once (``max`` over a ``uint64`` view): the memory
+  bandwidth ceiling of any single-threaded pass over them.
 
 Run ``python benchmarks/bench_sketch.py [--n 10000000] [--json out.json]``;
 ``--strings-only`` runs the string section alone.
@@ -184,6 +188,18 @@ def bench_strings(lg_k, repeat):
         times["python_set"].append(_best_of(lambda: len(set(words)), 1))
     for name, ts in times.items():
         out[f"{name}_words_per_s"] = n / float(np.median(ts))
+    import sys
+
+    out["list_str_bytes_per_word"] = (sum(map(sys.getsizeof, words)) + 8 * n) / n
+    for name in containers:
+        out[f"ratio_{name}_vs_list_str"] = (out[f"{name}_words_per_s"]
+                                            / out["list_str_words_per_s"])
+    for name, keys in containers.items():
+        if name in ("numpy_U", "numpy_S"):
+            out[f"{name}_bytes_per_word"] = keys.nbytes / n
+            words64 = keys.view(np.uint8)[: keys.nbytes // 8 * 8].view(np.uint64)
+            read = min(_best_of(words64.max, 1) for _ in range(repeat))
+            out[f"{name}_read_only_words_per_s"] = n / read
     out["ratio_list_str_vs_theta"] = (out["list_str_words_per_s"]
                                       / out["datasketches_theta_words_per_s"])
     out["ratio_list_str_vs_set"] = out["list_str_words_per_s"] / out["python_set_words_per_s"]
@@ -213,6 +229,11 @@ def main(argv=None):
             print(f"        {key[:-12]:20s} {value / 1e6:7.2f} M words/s")
     print(f"        list of str: x{strings['ratio_list_str_vs_theta']:.2f} the theta loop, "
           f"x{strings['ratio_list_str_vs_set']:.2f} a Python set")
+    for key, value in strings.items():
+        if key.startswith("ratio_") and key.endswith("_vs_list_str"):
+            print(f"        {key[6:-12]:20s} x{value:.2f} the list of str")
+        elif key.endswith("_bytes_per_word"):
+            print(f"        {key[:-15]:20s} {value:5.1f} bytes per word")
     if args.strings_only:
         if args.json:
             with open(args.json, "w") as fh:

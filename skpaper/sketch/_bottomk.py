@@ -169,7 +169,10 @@ class BottomKSketch:
             ``StringDType`` arrays hash in Cython from the strings' buffers;
             ``str`` keys hash as their UTF-8 bytes (``"a"`` equals ``b"a"``).
             A list (or tuple) of ``str``/``bytes`` is hashed and folded in one
-            pass, in chunks that run without the GIL.
+            pass, in chunks that run without the GIL. For word-like keys the
+            fastest containers are ``StringDType`` and ``S`` arrays; a ``U``
+            array stores four bytes per character, padded to its longest item,
+            and is slower than the list (``benchmarks/bench_sketch.py``).
 
         Returns
         -------

@@ -333,7 +333,7 @@ def test_string_dtype_inline_items_hash_as_their_definition(inline_layout):
     assert inline_layout(True), "the inline layout check failed on this numpy"
     rng = np.random.default_rng(5)
     words = ["".join(rng.choice(list(alphabet), size=n))
-             for n in range(0, 41) for alphabet in ("abz \x7f\0", "a\u00e9\u20ac\U0001F600")]
+             for n in range(41) for alphabet in ("abz \x7f\0", "a\u00e9\u20ac\U0001F600")]
     arr = np.array(words, dtype=_STRING_DTYPE())
     # Slots that held a long string and were then given a short one, and a
     # slice that starts past the first item.
