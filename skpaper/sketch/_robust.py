@@ -13,7 +13,7 @@ from .._ext._bottomk import bottomk_query, bottomk_update
 from .._ext._hashing import hash_uint64
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._bottomk import hash_to_unit
-from ._keys import as_key_array, key_hashes, mix_seed
+from ._keys import as_key_array, mix_seed
 
 __all__ = ["RobustCardinalitySketch", "deactivation_budget"]
 
@@ -92,9 +92,16 @@ class _QueryLedger:
     which objects the estimator holds.
     """
 
-    def __init__(self, rng):
+    def __init__(self, rng, hash_seed):
         self.rng = rng
         self.n_queries = 0
+        self.n_overexposed = 0
+        self.n_rehashes = 0
+        self.start_epoch(hash_seed)
+
+    def start_epoch(self, hash_seed):
+        """A fresh secret hash (the mixed seed of the sketches) and an empty ledger."""
+        self.hash_seed = hash_seed
         self.charges = {}
         # Deactivation threshold as a 64-bit hash: every key hashing below it is
         # counted exactly (0: none).
@@ -102,7 +109,6 @@ class _QueryLedger:
         # Over-exposed keys deactivated one by one (above the threshold).
         self.isolated = _EMPTY
         self.deactivated = _EMPTY
-        self.n_overexposed = 0
 
 
 def _is_key_collection(item):
@@ -154,8 +160,12 @@ class RobustCardinalitySketch(BaseEstimator):
         needs ``key_epsilon`` near the target relative error, which at
         practical ``k`` leaves fewer than one charge per key.
         The deactivated set grows as ``Q * k / budget_`` over ``Q`` queries of
-        one ground set (see Notes): about ``4 * budget_`` queries per
-        :meth:`fit` keep it within ``4k``.
+        one ground set (see Notes), which ``max_deactivated`` bounds.
+    max_deactivated : int, "auto" or None, default="auto"
+        ``"tracking"`` only: once this many keys are deactivated, the estimator
+        draws a fresh secret hash and starts an empty ledger (a *rehash*), so
+        the deactivated set, the sketch's overhead, stays within it.
+        ``"auto"`` is ``4 * k``; ``None`` never rehashes.
     delta : float, default=1e-6
         The :math:`\\delta` of the per-key accounting when ``budget="auto"``.
     n_max : int, default=2**32
@@ -171,6 +181,8 @@ class RobustCardinalitySketch(BaseEstimator):
         modes (above the deactivation threshold, see Notes).
     budget_ : int
         The resolved deactivation budget :math:`B`.
+    max_deactivated_ : int or None
+        The resolved ``max_deactivated``.
     n_features_in_ : int
         Number of keys of the ground set (columns of the membership matrix),
         set only when :meth:`fit` receives ``X``.
@@ -254,36 +266,50 @@ class RobustCardinalitySketch(BaseEstimator):
 
     The deactivated keys seen so far are kept (``n_deactivated_``): a sketch
     of a query in the paper's model holds them beside its bottom-k, so they
-    are the sketch's overhead. They stay ``O(k)`` only for a number of
-    queries ``Q`` of the order of the budget, not beyond. Each answer charges
-    the about ``k/2`` active keys below :math:`\\tau_{m^*}` two units each,
-    about ``k`` units in all, and a key is deactivated once it holds ``B``
-    units. When the same low-hash keys keep coming back (subsets of one ground
-    set, as in the correlation attack) the charges fall on them layer after
-    layer, and about :math:`Q k / B` keys end up deactivated: at most ``4k``
-    only while :math:`Q \\lesssim 4B`, about 3,600 queries at the defaults
-    (``B = 912``). Measured at ``k = 256`` on 10,000 keys under the
-    correlation attack: 531 deactivated keys after 2,048 queries and 2,450
-    after 8,192 (:math:`Qk/B` = 575 and 2,300), the attack failing both times.
-    The paper's bound of :math:`r = \\tilde O(k^2)` participations per key
-    would keep this ``O(k)`` up to about :math:`k^2` queries, but its
-    constants are not met here: the default budget, ``B/2 = 456`` answers per
-    key, is 144 times below :math:`k^2 = 65{,}536`, and it cannot be raised
-    toward it, because the robustness of these estimators runs out first.
-    The basic mode (never deactivating) is broken from about 512 attack
-    queries; at 8,192 attack queries a budget of 2,048 leaves 1,010
-    deactivated keys and lets the attack recover three times as many of the
-    lowest-hash keys as chance, 4,096 leaves 445 but lets ``A_out`` drop to
-    0.81 of its size, and 8,192 lets the attack through (``A_in``
-    overestimated 1.8 to 2.4 times). A smaller ``epsilon`` raises ``B`` as
-    :math:`1/\\varepsilon^2`, but the attack does not slow down as much: at
-    ``epsilon=0.1`` (``B = 3,649``), 2,048 attack queries break the answers
-    before any key is deactivated. So keep the default budget, expect about
-    ``Q * k / budget_`` deactivated keys (8 bytes each) after ``Q`` queries on
-    one ground set, and, to keep that within ``4k``, answer at most about
-    ``4 * budget_`` queries per secret hash: a fresh :meth:`fit` draws a new
-    hash and an empty ledger, and what an analyst learnt about the old hash
-    does not carry over.
+    are the sketch's overhead. Each answer charges the about ``k/2`` active
+    keys below :math:`\tau_{m^*}` two units each, about ``k`` units in all,
+    and a key is deactivated once it holds ``B`` units. When the same low-hash
+    keys keep coming back (subsets of one ground set, as in the correlation
+    attack) the charges fall on them layer after layer, and about
+    :math:`Q k / B` keys end up deactivated after ``Q`` queries: beyond ``4k``
+    from about 3,600 queries at the defaults (``B = 912``). The paper's bound
+    of :math:`r = \tilde O(k^2)` participations per key would keep this
+    ``O(k)`` up to about :math:`k^2` queries, but its constants are not met
+    here: the default budget, ``B/2 = 456`` answers per key, is 144 times
+    below :math:`k^2 = 65{,}536`, and it cannot be raised toward it, because
+    the robustness of these estimators runs out first. The basic mode (never
+    deactivating) is broken from about 512 attack queries; at 8,192 attack
+    queries a budget of 2,048 lets the attack recover three times as many of
+    the lowest-hash keys as chance, 4,096 lets ``A_out`` drop to 0.81 of its
+    size, and 8,192 lets the attack through (``A_in`` overestimated 1.8 to
+    2.4 times). A smaller ``epsilon`` raises ``B`` as :math:`1/\varepsilon^2`,
+    but the attack does not slow down as much: at ``epsilon=0.1``
+    (``B = 3,649``), 2,048 attack queries break the answers before any key is
+    deactivated.
+
+    So the deactivated set is bounded another way (ours): once
+    ``max_deactivated`` keys (``4k`` by default) are deactivated, the
+    estimator draws a fresh secret hash and an empty ledger, as a new
+    :meth:`fit` would, while keeping its noise stream and query count
+    (``n_rehashes_`` counts these). What an analyst learnt about the old hash
+    says nothing about the new one, so the robustness argument restarts with
+    it; each key's charges restart too, so its total privacy loss over ``E``
+    hashes is up to ``E`` times ``key_epsilon`` (a bound on what one hash
+    reveals, which is what the robustness needs). Measured at ``k = 256`` on
+    10,000 keys under the correlation attack with 8,192 queries, three secret
+    hashes: without rehashing 2,450 to 2,464 keys end up deactivated and the
+    answers to ``A_in``/``A_out`` are 1.01 to 1.15 times the truth; with the
+    default two rehashes happen, at most 1,026 keys (``4k`` plus the last
+    answer's additions) are deactivated at any time, about 200 at the end,
+    and the answers are 0.89 to 1.07 times the truth; the attack recovers the lowest-hash keys at 1.4 to 2 times chance
+    either way. The rehash costs nothing but its draw: keys keep their 64-bit
+    form (text keys stay keyed by the seed of :meth:`fit`), and only the hash
+    that ranks them in the sketches changes.
+
+    At much smaller ``k * epsilon`` than the default (51) the threshold search
+    itself becomes noisy: at ``k = 32`` and ``epsilon = 0.4`` about one answer
+    in ten comes from a stop at a tiny threshold and is orders of magnitude
+    too large. Keep ``k * epsilon`` near the default.
 
     References
     ----------
@@ -315,6 +341,8 @@ class RobustCardinalitySketch(BaseEstimator):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "budget": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "key_epsilon": [Interval(Real, 0, None, closed="neither")],
+        "max_deactivated": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                            None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "n_max": [Interval(Integral, 3, 2**64, closed="both")],
         "random_state": ["random_state"],
@@ -328,6 +356,7 @@ class RobustCardinalitySketch(BaseEstimator):
         epsilon=0.2,
         budget="auto",
         key_epsilon=50.0,
+        max_deactivated="auto",
         delta=1e-6,
         n_max=2**32,
         random_state=None,
@@ -337,6 +366,7 @@ class RobustCardinalitySketch(BaseEstimator):
         self.epsilon = epsilon
         self.budget = budget
         self.key_epsilon = key_epsilon
+        self.max_deactivated = max_deactivated
         self.delta = delta
         self.n_max = n_max
         self.random_state = random_state
@@ -368,10 +398,14 @@ class RobustCardinalitySketch(BaseEstimator):
         high, low = (int(v) for v in rng.randint(0, 2**32, size=2, dtype=np.uint64))
         self._secret_seed = (high << 32) | low
         self._mixed_seed = mix_seed(self._secret_seed)
-        self._ledger = _QueryLedger(np.random.default_rng(int(rng.randint(0, 2**31 - 1))))
+        self._ledger = _QueryLedger(np.random.default_rng(int(rng.randint(0, 2**31 - 1))),
+                                    self._mixed_seed)
         self.budget_ = (
             deactivation_budget(self.epsilon, self.key_epsilon, self.delta)
             if self.budget == "auto" else int(self.budget)
+        )
+        self.max_deactivated_ = (
+            4 * self.k if self.max_deactivated == "auto" else self.max_deactivated
         )
         tau_min = (self.k / 2) / float(self.n_max)
         n_steps = int(np.ceil(GRID_DENSITY * np.log2(1.0 / tau_min)))
@@ -389,9 +423,15 @@ class RobustCardinalitySketch(BaseEstimator):
 
     @property
     def n_deactivated_(self):
-        """Number of distinct deactivated keys seen so far (0 outside ``"tracking"``)."""
+        """Distinct deactivated keys seen under the current hash (0 outside ``"tracking"``)."""
         check_is_fitted(self)
         return int(self._ledger.deactivated.size)
+
+    @property
+    def n_rehashes_(self):
+        """Number of fresh secret hashes drawn since :meth:`fit` (see ``max_deactivated``)."""
+        check_is_fitted(self)
+        return int(self._ledger.n_rehashes)
 
     @property
     def n_overexposed_(self):
@@ -444,11 +484,11 @@ class RobustCardinalitySketch(BaseEstimator):
     def _sketch(self, keys):
         """Bottom-k of the active hashes of a query and its deactivated keys' hashes."""
         led = self._ledger
-        seed = np.uint64(self._mixed_seed)
+        seed = np.uint64(led.hash_seed)
         if self.mode != "tracking" or (led.theta == 0 and not led.isolated.size):
             sketch, _ = bottomk_query(keys, seed, self.k, _EMPTY)
             return sketch, _EMPTY
-        hashes = hash_uint64(keys, self._mixed_seed)
+        hashes = hash_uint64(keys, led.hash_seed)
         low = hashes < np.uint64(led.theta)
         if led.isolated.size:
             pos = np.minimum(np.searchsorted(led.isolated, hashes), led.isolated.size - 1)
@@ -501,7 +541,19 @@ class RobustCardinalitySketch(BaseEstimator):
             start = m_star + 1
         tau_star = tau[m_star]
         estimate = max(0.0, c_hat) * (1.0 - theta) / (tau_star - theta)
+        if (self.mode == "tracking" and self.max_deactivated_ is not None
+                and led.deactivated.size + led.isolated.size >= self.max_deactivated_):
+            self._rehash()
         return n_low + estimate
+
+    def _rehash(self):
+        # A fresh secret hash: what the analyst learnt about the old one does not
+        # carry over, so the ledger (charges, threshold, deactivated keys) restarts.
+        # Keys keep their 64-bit form (text keys stay keyed by the fit's seed);
+        # only the hash that ranks them in the sketches changes.
+        led = self._ledger
+        led.start_epoch(mix_seed(int(led.rng.integers(0, 2**63, dtype=np.int64))))
+        led.n_rehashes += 1
 
     def _charge(self, sketch, n_charged, low):
         led = self._ledger
@@ -586,7 +638,7 @@ class RobustCardinalitySketch(BaseEstimator):
     def _secret_hashes(self, keys):
         """Secret hashes of ``keys``, for evaluating attacks only (never shown to analysts)."""
         check_is_fitted(self)
-        return key_hashes(keys, self._secret_seed)
+        return hash_uint64(as_key_array(keys, self._mixed_seed), self._ledger.hash_seed)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

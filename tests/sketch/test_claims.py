@@ -23,12 +23,15 @@ def test_claims_registered(smoke_results):
 
 def test_claims_smoke_standard_breaks_and_rse_matches(smoke_results):
     attack = smoke_results["attack-breaks-standard-not-tracking"][0].observed
-    assert attack["standard_ratio_in"] >= 3
-    assert attack["standard_recovery"] > 4 * attack["chance_recovery"]
+    assert attack["standard_ratio_in"]["min"] >= 3
+    # Two smoke seeds give a wide t bound: reported, not asserted.
+    assert attack["standard_ratio_in_lower_bound"] < attack["standard_ratio_in"]["min"]
+    assert attack["standard_recovery"]["min"] > 4 * attack["chance_recovery"]
+    assert len(attack["seeds"]) == 2
     rse = smoke_results["standard-error-without-attack"][0]
     assert rse.status == "reported"
     assert rse.observed["relative_gap"] <= 0.15
     # Every mode's non-adaptive bias and the deactivated count are reported.
     assert {"bias_standard", "bias_basic", "bias_tracking",
             "tracking_max_deactivated"} <= set(rse.observed)
-    assert attack["tracking_deactivated"] <= attack["tracking_deactivated_max"]
+    assert max(attack["tracking_deactivated"]) <= attack["tracking_deactivated_max"]

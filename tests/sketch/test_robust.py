@@ -108,7 +108,8 @@ def test_robust_deactivated_count_grows_as_queries_times_k_over_budget():
     ground = np.arange(n)
     masks = make_subset_queries(n, 1_024, random_state=0)
     queries = [ground[m] for m in masks]
-    est = RobustCardinalitySketch(k=k, epsilon=0.4, budget=budget, random_state=0).fit()
+    est = RobustCardinalitySketch(k=k, epsilon=0.4, budget=budget, max_deactivated=None,
+                                  random_state=0).fit()
     counts, start = {}, 0
     for stop in (128, 512, 1_024):
         est.predict(queries[start:stop])
@@ -117,10 +118,69 @@ def test_robust_deactivated_count_grows_as_queries_times_k_over_budget():
     for q in (512, 1_024):
         assert 0.8 * q * k / budget <= counts[q] <= 1.4 * q * k / budget
     # Twice the budget halves the deactivated set; a fresh fit empties it.
-    wide = RobustCardinalitySketch(k=k, epsilon=0.4, budget=2 * budget, random_state=0).fit()
+    wide = RobustCardinalitySketch(k=k, epsilon=0.4, budget=2 * budget, max_deactivated=None,
+                                   random_state=0).fit()
     wide.predict(queries)
     assert 0.4 * counts[1_024] <= wide.n_deactivated_ <= 0.65 * counts[1_024]
     assert est.fit().n_deactivated_ == 0
+
+
+def test_robust_rehash_keeps_the_deactivated_set_bounded_and_answers_unbiased():
+    # The workload above deactivates about Q * k / B = 512 keys by 1,024 queries
+    # without rehashing; with max_deactivated = 4k the set never reaches 4k, fresh
+    # hashes are drawn, and the answers stay unbiased (k * epsilon as at the
+    # defaults: far smaller values make the threshold search itself noisy).
+    from skpaper.datasets import make_subset_queries
+
+    k, budget, n = 32, 64, 2_000
+    ground = np.arange(n)
+    masks = make_subset_queries(n, 1_024, random_state=0)
+    queries = [ground[m] for m in masks]
+    sizes = masks.sum(axis=1)
+    est = RobustCardinalitySketch(k=k, epsilon=1.6, budget=budget, random_state=0).fit()
+    assert est.max_deactivated_ == 4 * k
+    first = est._secret_hashes(ground[:50])
+    ratios = []
+    for start in range(0, 1_024, 64):
+        ratios.append(est.predict(queries[start:start + 64]) / sizes[start:start + 64])
+        assert est.n_deactivated_ < 4 * k
+        assert est._ledger.isolated.size < 4 * k
+    assert 2 <= est.n_rehashes_ <= 6
+    assert not np.array_equal(est._secret_hashes(ground[:50]), first)
+    assert abs(np.mean(np.concatenate(ratios)) - 1) < 0.06
+    # The control: without rehashing the same queries leave more than 4k keys.
+    never = RobustCardinalitySketch(k=k, epsilon=1.6, budget=budget, max_deactivated=None,
+                                    random_state=0).fit()
+    never.predict(queries)
+    assert never.n_rehashes_ == 0
+    assert never.n_deactivated_ > 2 * 4 * k
+    # A fresh fit returns to the fit's own hash.
+    np.testing.assert_array_equal(est.fit()._secret_hashes(ground[:50]), first)
+    assert est.n_rehashes_ == 0
+
+
+@pytest.mark.parametrize("max_deactivated", [50, "auto"])
+def test_robust_tracking_attack_fails_across_rehashes(max_deactivated):
+    # The correlation attack with enough queries to force rehashes (k=64, 2,048
+    # queries over 3,000 keys deactivate about 640 keys without them) does not
+    # break the answers: mean ratios over three secret hashes near 1, where the
+    # standard estimator overestimates A_in at least 3x.
+    from skpaper.sketch.attacks import correlation_attack
+
+    keys = np.arange(3_000)
+    ratios = []
+    for seed in range(3):
+        est = RobustCardinalitySketch(k=64, epsilon=0.4, max_deactivated=max_deactivated,
+                                      random_state=seed).fit()
+        res = correlation_attack(est, keys, n_queries=2_048, random_state=seed + 10)
+        ratios.append((res.ratio_in, res.ratio_out))
+        assert est.n_rehashes_ >= 2
+        assert est.n_deactivated_ < est.max_deactivated_
+    ratio_in, ratio_out = np.mean(ratios, axis=0)
+    assert 0.75 <= ratio_in <= 1.3
+    assert 0.75 <= ratio_out <= 1.3
+    std = RobustCardinalitySketch(k=64, mode="standard", random_state=0).fit()
+    assert correlation_attack(std, keys, n_queries=2_048, random_state=10).ratio_in >= 3
 
 
 def test_robust_pickle_midstream_continues_identically():
@@ -172,6 +232,8 @@ def test_robust_pipeline_and_grid_search():
         ({"mode": "fast"}, "'mode' parameter"),
         ({"epsilon": 0}, "'epsilon' parameter"),
         ({"budget": 0}, "'budget' parameter"),
+        ({"max_deactivated": 0}, "'max_deactivated' parameter"),
+        ({"max_deactivated": "all"}, "'max_deactivated' parameter"),
         ({"n_max": 1}, "'n_max' parameter"),
         ({"k": 64, "n_max": 64}, "n_max must be larger than k=64"),
     ],
