@@ -165,7 +165,8 @@ class RobustCardinalitySketch(BaseEstimator):
         ``"tracking"`` only: once this many keys are deactivated, the estimator
         draws a fresh secret hash and starts an empty ledger (a *rehash*), so
         the deactivated set, the sketch's overhead, stays within it.
-        ``"auto"`` is ``4 * k``; ``None`` never rehashes.
+        An integer in ``[1, 2**32]``; ``"auto"`` is ``4 * k``; ``None`` never
+        rehashes.
     delta : float, default=1e-6
         The :math:`\\delta` of the per-key accounting when ``budget="auto"``.
     n_max : int, default=2**32
@@ -267,13 +268,13 @@ class RobustCardinalitySketch(BaseEstimator):
     The deactivated keys seen so far are kept (``n_deactivated_``): a sketch
     of a query in the paper's model holds them beside its bottom-k, so they
     are the sketch's overhead. Each answer charges the about ``k/2`` active
-    keys below :math:`\tau_{m^*}` two units each, about ``k`` units in all,
+    keys below :math:`\\tau_{m^*}` two units each, about ``k`` units in all,
     and a key is deactivated once it holds ``B`` units. When the same low-hash
     keys keep coming back (subsets of one ground set, as in the correlation
     attack) the charges fall on them layer after layer, and about
     :math:`Q k / B` keys end up deactivated after ``Q`` queries: beyond ``4k``
     from about 3,600 queries at the defaults (``B = 912``). The paper's bound
-    of :math:`r = \tilde O(k^2)` participations per key would keep this
+    of :math:`r = \\tilde O(k^2)` participations per key would keep this
     ``O(k)`` up to about :math:`k^2` queries, but its constants are not met
     here: the default budget, ``B/2 = 456`` answers per key, is 144 times
     below :math:`k^2 = 65{,}536`, and it cannot be raised toward it, because
@@ -282,7 +283,7 @@ class RobustCardinalitySketch(BaseEstimator):
     queries a budget of 2,048 lets the attack recover three times as many of
     the lowest-hash keys as chance, 4,096 lets ``A_out`` drop to 0.81 of its
     size, and 8,192 lets the attack through (``A_in`` overestimated 1.8 to
-    2.4 times). A smaller ``epsilon`` raises ``B`` as :math:`1/\varepsilon^2`,
+    2.4 times). A smaller ``epsilon`` raises ``B`` as :math:`1/\\varepsilon^2`,
     but the attack does not slow down as much: at ``epsilon=0.1``
     (``B = 3,649``), 2,048 attack queries break the answers before any key is
     deactivated.
@@ -341,7 +342,7 @@ class RobustCardinalitySketch(BaseEstimator):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "budget": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "key_epsilon": [Interval(Real, 0, None, closed="neither")],
-        "max_deactivated": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+        "max_deactivated": [Interval(Integral, 1, 2**32, closed="both"), StrOptions({"auto"}),
                             None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "n_max": [Interval(Integral, 3, 2**64, closed="both")],
