@@ -392,7 +392,7 @@ cdef inline Py_ssize_t hash_fixed(TextHasher* th, const FixedText* ft, Py_ssize_
     cdef Py_ssize_t lo = ft.lo
     cdef Py_ssize_t hi = ft.hi
     cdef Py_ssize_t short_hi = ft.short_hi
-    cdef Py_ssize_t ahead = (PREFETCH_BYTES + width - 1) // width * width
+    cdef Py_ssize_t ahead = (PREFETCH_BYTES + width - 1) // width * width if width > 0 else 0
     cdef const uint8_t* base = ft.base
     cdef const uint8_t* p
     cdef uint8_t* buf = th.scratch + 8

@@ -51,10 +51,6 @@ def _attack(mode, cfg, n_queries, seed, max_deactivated="auto"):
     return res
 
 
-def _within(res):
-    return abs(res.ratio_in - 1) <= _TOLERANCE and abs(res.ratio_out - 1) <= _TOLERANCE
-
-
 def _deviation(res):
     """The larger relative error of the two final answers, on A_in and A_out."""
     return max(abs(res.ratio_in - 1), abs(res.ratio_out - 1))

@@ -302,8 +302,10 @@ class RobustCardinalitySketch(BaseEstimator):
     answers to ``A_in``/``A_out`` are 1.01 to 1.15 times the truth; with the
     default two rehashes happen, at most 1,026 keys (``4k`` plus the last
     answer's additions) are deactivated at any time, about 200 at the end,
-    and the answers are 0.89 to 1.07 times the truth; the attack recovers the lowest-hash keys at 1.4 to 2 times chance
-    either way. The rehash costs nothing but its draw: keys keep their 64-bit
+    and the answers are 0.89 to 1.07 times the truth; the attack recovers the
+    lowest-hash keys at 1.4 to 2 times chance either way (so the rehash bounds
+    the memory; the answers were within the band without it too). The rehash
+    costs nothing but its draw: keys keep their 64-bit
     form (text keys stay keyed by the seed of :meth:`fit`), and only the hash
     that ranks them in the sketches changes.
 
