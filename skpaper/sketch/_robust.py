@@ -638,6 +638,19 @@ class RobustCardinalitySketch(BaseEstimator):
         check_consistent_length(estimates, y)
         return float(1.0 - np.mean(np.abs(estimates - y) / np.maximum(y, 1.0)))
 
+    def __setstate__(self, state):
+        # Pickles from before rehashing existed never rehash (their old
+        # behaviour) and rank keys by the fit's hash.
+        state = dict(state)
+        state.setdefault("max_deactivated", None)
+        if "_ledger" in state:
+            state.setdefault("max_deactivated_", None)
+            ledger = state["_ledger"]
+            if not hasattr(ledger, "hash_seed"):
+                ledger.hash_seed = state["_mixed_seed"]
+                ledger.n_rehashes = 0
+        super().__setstate__(state)
+
     def _secret_hashes(self, keys):
         """Secret hashes of ``keys``, for evaluating attacks only (never shown to analysts)."""
         check_is_fitted(self)

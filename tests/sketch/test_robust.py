@@ -193,6 +193,25 @@ def test_robust_pickle_midstream_continues_identically():
     assert twin.n_deactivated_ == est.n_deactivated_
 
 
+def test_robust_pickle_from_before_rehashing_loads_and_never_rehashes():
+    # A pickle written before max_deactivated existed: no such parameter or
+    # fitted attribute, and a ledger without the hash seed and rehash count.
+    est = RobustCardinalitySketch(k=32, epsilon=1.6, budget=4, max_deactivated=None,
+                                  random_state=1).fit()
+    queries = [np.arange(1000), np.arange(300, 2000)] * 3
+    est.predict(queries[:2])
+    state = est.__getstate__()
+    ledger = pickle.loads(pickle.dumps(state["_ledger"]))
+    del ledger.hash_seed, ledger.n_rehashes
+    old = {**state, "_ledger": ledger}
+    del old["max_deactivated"], old["max_deactivated_"]
+    loaded = RobustCardinalitySketch.__new__(RobustCardinalitySketch)
+    loaded.__setstate__(pickle.loads(pickle.dumps(old)))
+    assert loaded.get_params()["max_deactivated"] is None
+    np.testing.assert_array_equal(loaded.predict(queries), est.predict(queries))
+    assert loaded.n_rehashes_ == 0
+
+
 def test_robust_clone_same_seed_same_answers():
     est = RobustCardinalitySketch(k=64, mode="basic", random_state=5)
     q = [np.arange(3000)] * 3
