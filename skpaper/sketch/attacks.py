@@ -39,7 +39,7 @@ def secret_lowest_keys(estimator, keys, n):
     >>> import numpy as np
     >>> from skpaper.sketch import RobustCardinalitySketch
     >>> from skpaper.sketch.attacks import secret_lowest_keys
-    >>> est = RobustCardinalitySketch(k=8, random_state=0).fit()
+    >>> est = RobustCardinalitySketch(k=8, mode="standard", random_state=0).fit()
     >>> secret_lowest_keys(est, np.arange(100), 3).shape
     (3,)
     """

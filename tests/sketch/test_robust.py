@@ -372,3 +372,15 @@ def test_robust_bounds_k_and_n_max():
     with pytest.raises(ValueError, match="'n_max' parameter"):
         RobustCardinalitySketch(n_max=10**400).fit()
     assert RobustCardinalitySketch(n_max=2**64, random_state=0).fit().thresholds_[-1] == 1.0
+
+
+def test_robust_warns_when_k_times_epsilon_is_small():
+    import warnings
+
+    with pytest.warns(UserWarning, match=r"k \* epsilon = 12.8 is below 20") as record:
+        RobustCardinalitySketch(k=32, epsilon=0.4, random_state=0).fit()
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RobustCardinalitySketch(k=32, epsilon=0.4, mode="standard", random_state=0).fit()
+        RobustCardinalitySketch(k=64, epsilon=0.4, random_state=0).fit()
