@@ -70,6 +70,20 @@ def _check(std_runs, robust_runs):
     return bool(broken.passed and _robust_bound(robust_runs).passed), broken
 
 
+def _plot_ratio_bars(ax, runs):
+    # Mean estimate/true ratio of A_in and A_out per mode, one dot per seed.
+    x = np.arange(len(_MODES))
+    for offset, field, label in ((-0.2, "ratio_in", "A_in"), (0.2, "ratio_out", "A_out")):
+        values = [[r[field] for r in runs[m]] for m in _MODES]
+        ax.bar(x + offset, [np.mean(v) for v in values], 0.4, label=label)
+        for i, v in enumerate(values):
+            ax.plot(np.full(len(v), x[i] + offset), v, "k.", ms=3)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(x, _MODES)
+    ax.set_ylabel("estimate / true size")
+    ax.legend()
+
+
 @register_claim(
     SLUG,
     "attack-breaks-standard-not-tracking",
@@ -97,16 +111,8 @@ def _claim_attack(scale, seed, out_dir):
                  for s in seeds]
     fig, ax = new_figure(1, 2, figsize=(9, 3.6))
     x = np.arange(len(_MODES))
-    for offset, field, label in ((-0.2, "ratio_in", "A_in"), (0.2, "ratio_out", "A_out")):
-        values = [[r[field] for r in runs[m]] for m in _MODES]
-        ax[0].bar(x + offset, [np.mean(v) for v in values], 0.4, label=label)
-        for i, v in enumerate(values):
-            ax[0].plot(np.full(len(v), x[i] + offset), v, "k.", ms=3)
-    ax[0].axhline(1.0, color="k", lw=0.8)
+    _plot_ratio_bars(ax[0], runs)
     ax[0].set_yscale("log")
-    ax[0].set_xticks(x, _MODES)
-    ax[0].set_ylabel("estimate / true size")
-    ax[0].legend()
     chance = 2 * cfg["k"] / cfg["n"]
     ax[1].bar(x, [np.mean([r.recovery for r in runs[m]]) for m in _MODES], 0.5)
     ax[1].axhline(chance, color="k", ls="--", lw=0.8, label="chance")
@@ -396,16 +402,7 @@ def _claim_pareto(scale, seed, out_dir):
             runs[mode].append(res)
 
     fig, ax = new_figure(1, 2, figsize=(9, 3.6))
-    x = np.arange(len(_MODES))
-    for offset, field, label in ((-0.2, "ratio_in", "A_in"), (0.2, "ratio_out", "A_out")):
-        values = [[r[field] for r in runs[m]] for m in _MODES]
-        ax[0].bar(x + offset, [np.mean(v) for v in values], 0.4, label=label)
-        for i, v in enumerate(values):
-            ax[0].plot(np.full(len(v), x[i] + offset), v, "k.", ms=3)
-    ax[0].axhline(1.0, color="k", lw=0.8)
-    ax[0].set_xticks(x, _MODES)
-    ax[0].set_ylabel("estimate / true size")
-    ax[0].legend()
+    _plot_ratio_bars(ax[0], runs)
     ax[1].hist(participation, bins=50, log=True)
     ax[1].set_xlabel("queries per key (last seed)")
     ax[1].set_title(f"t={cfg['n_queries']}, r={int(participation.max())}")
