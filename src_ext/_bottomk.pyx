@@ -18,12 +18,18 @@ from libc.string cimport memcpy
 
 from _ingest cimport (
     _BLOCK, _Ingest, _ingest_finish, _ingest_free, _ingest_init, _merge_unique, _offer_block,
+    _take,
 )
 
 from _hashcore cimport (
-    ALGO_TEXT_KEY, FixedText, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, _splitmix64,
-    fixed_text_init, hash_fixed, hash_list, raise_unhashable, text_hasher_init,
+    ALGO_TEXT_KEY, FixedText, PREFETCH_BYTES, PyList_GET_SIZE, PyObject, SKP_PREFETCH, TEXT_CHUNK,
+    TextHasher, _splitmix64, fixed_text_init, hash_fixed, hash_list, raise_unhashable,
+    skp_ucs4_key_short, text_hasher_init,
 )
+
+cdef enum:
+    # Items per round of the fused U loop (hash, threshold, then the candidates).
+    _FUSED = 64
 
 __all__ = [
     "bottomk_update", "bottomk_update_text", "bottomk_update_text_array", "bottomk_merge",
@@ -46,6 +52,51 @@ cdef Py_ssize_t _ingest(_Ingest* st, const uint64_t* keys, Py_ssize_t n, uint64_
             _offer_block(st, keys + start, m, cand)
         start += m
     return _ingest_finish(st)
+
+
+cdef Py_ssize_t _ingest_ucs4_short(_Ingest* st, const TextHasher* th, const FixedText* ft,
+                                   Py_ssize_t start, Py_ssize_t stop,
+                                   uint64_t seed) noexcept nogil:
+    # Hash and offer the U items [start, stop) in one pass while they take the
+    # kernel of short ASCII items; returns the first item that does not (or
+    # stop). Rounds of _FUSED items keep the prefetches of the items ahead in
+    # flight while a round's candidates are taken, so the bottom-k upkeep
+    # overlaps the memory stream (measured: 0.85x the list of str instead of
+    # 0.78x with a separate pass over blocks of 512).
+    cdef Py_ssize_t i, j, c, m
+    cdef Py_ssize_t width = ft.width
+    cdef Py_ssize_t units = width // 4
+    cdef const uint8_t* p = ft.base + start * width
+    cdef uint64_t k0 = th.k0
+    cdef uint64_t k1 = th.k1
+    cdef uint64_t h, lim
+    cdef uint64_t cand[_FUSED]
+    cdef bint declined = False
+    i = start
+    while i < stop and not declined:
+        m = min(<Py_ssize_t>_FUSED, stop - i)
+        lim = st.lim
+        c = 0
+        for j in range(m):
+            # A hint per item, and a second one for items wider than a cache
+            # line: hints 64 and width - 64 bytes apart then reach every line.
+            SKP_PREFETCH(p + PREFETCH_BYTES)
+            if width > 64:
+                SKP_PREFETCH(p + PREFETCH_BYTES + 64)
+            if not skp_ucs4_key_short(p, units, k0, k1, &h):
+                declined = True
+                m = j
+                break
+            h = _splitmix64(h ^ seed)
+            cand[c] = h
+            c += h <= lim
+            p += width
+        for j in range(c):
+            # The threshold may drop at a flush within the round.
+            if cand[j] <= st.lim:
+                _take(st, cand[j])
+        i += m
+    return i
 
 
 def bottomk_update(uint64_t[::1] sketch, Py_ssize_t size, const uint64_t[::1] keys,
@@ -211,7 +262,14 @@ def bottomk_update_text_array(uint64_t[::1] sketch, Py_ssize_t size, arr, uint64
             if status == 0:
                 start = 0
                 while start < n:
-                    m = min(<Py_ssize_t>_BLOCK, n - start)
+                    if start < ft.short_hi and ucs4:
+                        start = _ingest_ucs4_short(&st, &th, &ft, start, ft.short_hi, seed)
+                        if start == n:
+                            break
+                        # The item that left the short kernel, by the general path.
+                        m = 1
+                    else:
+                        m = min(<Py_ssize_t>_BLOCK, n - start)
                     bad = hash_fixed(&th, &ft, start, start + m, hs)
                     if bad >= 0:
                         break

@@ -37,6 +37,31 @@ def test_bottomk_update_matches_numpy_reference(rng):
     assert sketch.estimate() == pytest.approx(127 / tau_k)
 
 
+@pytest.mark.parametrize("k", [1, 5, 33, 4096, 20_000])
+def test_bottomk_kernel_sorts_candidates_of_every_shape(k):
+    # The candidates' radix sort skips the byte passes on which all values
+    # agree: hashes that share their high bytes, or differ in one byte only,
+    # with repeats, in buffers below and above its insertion-sort cutoff.
+    from skpaper._ext._bottomk import bottomk_update
+
+    rng = np.random.default_rng(k)
+    shapes = [
+        rng.integers(0, 2**20, 30_000, dtype=np.uint64),
+        np.uint64(0xABCDEF0123456700) + rng.integers(0, 256, 9_000, dtype=np.uint64),
+        rng.integers(0, 2**64, 30_000, dtype=np.uint64) & np.uint64(0xFF000000000000FF),
+        np.repeat(rng.integers(0, 2**64, 3_000, dtype=np.uint64), 7),
+        rng.integers(0, 2**64, 31, dtype=np.uint64),
+        rng.integers(0, 2**64, 70_000, dtype=np.uint64),
+    ]
+    for keys in shapes:
+        for chunk in (len(keys), 997):
+            out = np.zeros(k, dtype=np.uint64)
+            size = 0
+            for i in range(0, len(keys), chunk):
+                size = bottomk_update(out, size, keys[i:i + chunk], np.uint64(0), False)
+            np.testing.assert_array_equal(out[:size], np.unique(keys)[:k])
+
+
 def test_bottomk_update_chunked_equals_single_pass(rng):
     keys = rng.integers(0, 2**63, size=20_000)
     whole = BottomKSketch(k=64, seed=1).update(keys)
