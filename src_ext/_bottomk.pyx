@@ -244,7 +244,8 @@ def bottomk_update_text_array(uint64_t[::1] sketch, Py_ssize_t size, arr, uint64
         return size
     cdef const uint8_t[::1] raw = arr.view(np.uint8).reshape(-1) if width else \
         np.zeros(1, dtype=np.uint8)
-    cdef Py_ssize_t start, m, i
+    cdef Py_ssize_t start, stop, m, i
+    cdef Py_ssize_t general = 1
     cdef Py_ssize_t bad = -1
     cdef int status = 0
     cdef bint ucs4 = arr.dtype.kind == "U"
@@ -263,11 +264,16 @@ def bottomk_update_text_array(uint64_t[::1] sketch, Py_ssize_t size, arr, uint64
                 start = 0
                 while start < n:
                     if start < ft.short_hi and ucs4:
-                        start = _ingest_ucs4_short(&st, &th, &ft, start, ft.short_hi, seed)
-                        if start == n:
+                        stop = _ingest_ucs4_short(&st, &th, &ft, start, ft.short_hi, seed)
+                        if stop == n:
                             break
-                        # The item that left the short kernel, by the general path.
-                        m = 1
+                        # The items from the one the short kernel declined go
+                        # by the general path: one, and twice as many each time
+                        # the next item is declined too (text that is mostly
+                        # not ASCII then goes in blocks).
+                        general = 1 if stop > start else min(2 * general, <Py_ssize_t>_BLOCK)
+                        start = stop
+                        m = min(general, n - start)
                     else:
                         m = min(<Py_ssize_t>_BLOCK, n - start)
                     bad = hash_fixed(&th, &ft, start, start + m, hs)

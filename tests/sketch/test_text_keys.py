@@ -232,16 +232,18 @@ def test_fused_u_update_hands_declined_items_to_the_general_path(width):
     # The fused loop over short ASCII U items (rounds of 64) stops at an item it
     # declines -- non-ASCII, or longer than 16 code points -- which the general
     # path hashes before the loop resumes: at round boundaries, back to back,
-    # first and last. A small k makes the threshold drop within rounds.
+    # first and last, and a run of 1,500 (which the general path takes in
+    # growing blocks). A small k makes the threshold drop within rounds.
     rng = np.random.default_rng(width)
     words = ["".join(rng.choice(list("abcdefgh"), size=rng.integers(0, 17)))
              for _ in range(5_000)]
     odd = ["\u00e9t\u00e9", "x" * width, "\U0001F600", "q" * 17]
     for i, pos in enumerate([0, 63, 64, 65, 127, 128, 129, 1_000, 1_001, 4_999]):
         words[pos] = odd[i % len(odd)][:width]
+    words[2_000:3_500] = [w + "\u00e9" for w in words[2_000:3_500]]
     U = np.array(words, dtype=f"U{width}")
     for k in (3, 64, 4096):
-        ref = BottomKSketch(k=k, seed=8).update(words)
+        ref = BottomKSketch(k=k, seed=8).update(U.tolist())
         got = BottomKSketch(k=k, seed=8).update(U)
         assert np.array_equal(got._hashes[: got._size], ref._hashes[: ref._size])
 
