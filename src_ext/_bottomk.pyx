@@ -22,8 +22,8 @@ from _ingest cimport (
 )
 
 from _hashcore cimport (
-    ALGO_TEXT_KEY, FixedText, PREFETCH_BYTES, PyList_GET_SIZE, PyObject, SKP_PREFETCH, TEXT_CHUNK,
-    TextHasher, _splitmix64, fixed_text_init, hash_fixed, hash_list, raise_unhashable,
+    ALGO_TEXT_KEY, FixedText, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, _splitmix64,
+    fixed_text_init, hash_fixed, hash_list, prefetch_item_ahead, raise_unhashable,
     skp_ucs4_key_short, text_hasher_init,
 )
 
@@ -78,11 +78,7 @@ cdef Py_ssize_t _ingest_ucs4_short(_Ingest* st, const TextHasher* th, const Fixe
         lim = st.lim
         c = 0
         for j in range(m):
-            # A hint per item, and a second one for items wider than a cache
-            # line: hints 64 and width - 64 bytes apart then reach every line.
-            SKP_PREFETCH(p + PREFETCH_BYTES)
-            if width > 64:
-                SKP_PREFETCH(p + PREFETCH_BYTES + 64)
+            prefetch_item_ahead(p, width)
             if not skp_ucs4_key_short(p, units, k0, k1, &h):
                 declined = True
                 m = j

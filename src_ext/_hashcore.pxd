@@ -382,6 +382,15 @@ cdef inline int fixed_text_init(FixedText* ft, TextHasher* th, const uint8_t* ba
     return 0
 
 
+cdef inline void prefetch_item_ahead(const uint8_t* p, Py_ssize_t width) noexcept nogil:
+    # A hint PREFETCH_BYTES past the fixed-width item at p, and a second one for
+    # items wider than a cache line: hints 64 and width - 64 bytes apart then
+    # reach every line of a stream of items up to two lines wide.
+    SKP_PREFETCH(p + PREFETCH_BYTES)
+    if width > 64:
+        SKP_PREFETCH(p + PREFETCH_BYTES + 64)
+
+
 cdef inline Py_ssize_t hash_fixed(TextHasher* th, const FixedText* ft, Py_ssize_t start,
                                   Py_ssize_t stop, uint64_t* out) noexcept nogil:
     # out[j] = the hash of the UTF-8 of item start + j (trailing NULs dropped as
@@ -402,9 +411,7 @@ cdef inline Py_ssize_t hash_fixed(TextHasher* th, const FixedText* ft, Py_ssize_
     if ft.ucs4:
         for i in range(start, stop):
             p = base + i * width
-            SKP_PREFETCH(p + PREFETCH_BYTES)
-            if width > 64:
-                SKP_PREFETCH(p + PREFETCH_BYTES + 64)
+            prefetch_item_ahead(p, width)
             if i < short_hi and skp_ucs4_key_short(p, units, k0, k1, out + (i - start)):
                 continue
             if lo <= i < hi:
@@ -423,9 +430,7 @@ cdef inline Py_ssize_t hash_fixed(TextHasher* th, const FixedText* ft, Py_ssize_
         return -1
     for i in range(start, stop):
         p = base + i * width
-        SKP_PREFETCH(p + PREFETCH_BYTES)
-        if width > 64:
-            SKP_PREFETCH(p + PREFETCH_BYTES + 64)
+        prefetch_item_ahead(p, width)
         if i < short_hi and skp_bytes_key_short(p, width, k0, k1, out + (i - start)):
             continue
         if lo <= i < hi:
