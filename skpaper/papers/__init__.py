@@ -5,7 +5,9 @@ its module is the slug with ``_`` for ``-`` (``skpaper/papers/robust_cardinality
 Run them with ``skpaper reproduce <slug|all>``.
 """
 
+from ._comparison import ArmRun, Comparison, EffectOfInterest, decide_claim, run_comparison
 from ._registry import (
+    FAILING_STATUSES,
     SCALES,
     STATUSES,
     Claim,
@@ -17,9 +19,14 @@ from ._registry import (
     register_claim,
     register_paper,
     run_claim,
+    shared_cache,
 )
 
 __all__ = [
+    "ArmRun",
+    "Comparison",
+    "EffectOfInterest",
+    "FAILING_STATUSES",
     "SCALES",
     "STATUSES",
     "Claim",
@@ -30,5 +37,8 @@ __all__ = [
     "get_papers",
     "register_claim",
     "register_paper",
+    "decide_claim",
     "run_claim",
+    "run_comparison",
+    "shared_cache",
 ]

@@ -9,11 +9,20 @@ def new_figure(*args, **kwargs):
 
 
 def save_figure(fig, out_dir, name):
-    """Save ``fig`` as ``<out_dir>/<name>.png``, close it, and return the file name."""
+    """Save ``fig`` as ``<out_dir>/<name>.png`` atomically, close it, return the file name."""
     import matplotlib.pyplot as plt
+
+    import io
+
+    from ._registry import write_atomic
 
     filename = f"{name}.png"
     fig.tight_layout()
-    fig.savefig(out_dir / filename, dpi=110, metadata={"Software": "skpaper"})
-    plt.close(fig)
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=110, metadata={"Software": "skpaper"})
+    finally:
+        plt.close(fig)
+    # Written through a temporary file and a rename: never a truncated PNG.
+    write_atomic(out_dir / filename, buffer.getvalue())
     return filename

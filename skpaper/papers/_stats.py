@@ -276,3 +276,281 @@ def seed_summary(values):
     return {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
             "min": float(arr.min()), "max": float(arr.max()), "n": int(arr.size),
             "values": arr.tolist()}
+
+
+# ---------------------------------------------------------------- sequential decisions
+
+#: The verdicts of :func:`decide`: the paper's effect shown (``"pass"``), its
+#: effect of interest excluded (``"contradicted"``), or neither (``"undecided"``).
+VERDICTS = ("pass", "contradicted", "undecided")
+
+
+def _check_looks(looks):
+    looks = tuple(int(n) for n in looks)
+    if not looks or any(b <= a for a, b in zip(looks, looks[1:])) or looks[0] < 2:
+        raise ValueError(f"looks must be increasing integers of at least 2, got {looks!r}.")
+    return looks
+
+
+def spending_schedule(looks, alpha=0.05):
+    """One-sided error spent at each look of a group-sequential design.
+
+    The linear spending function of Lan & DeMets (1983), ``alpha * n_k / n_K``,
+    is applied with the union (Bonferroni) bound instead of the joint
+    boundary computation: the level spent at look ``k`` is
+    ``alpha * (n_k - n_{k-1}) / n_K``. The levels sum to ``alpha``, so the
+    probability that *any* look makes a given false decision is at most
+    ``alpha`` whatever the dependence between the looks and whatever the
+    rule that chooses where to stop. That is the guarantee optional
+    stopping needs; it is conservative (a joint boundary would be tighter).
+
+    Parameters
+    ----------
+    looks : sequence of int
+        Planned numbers of paired seeds at each look, increasing, the first >= 2.
+    alpha : float, default=0.05
+        Total one-sided error of each decision (reproduce, contradict).
+
+    Returns
+    -------
+    levels : tuple of float
+        One-sided level of each look.
+
+    Examples
+    --------
+    >>> spending_schedule((4, 8, 16))
+    (0.0125, 0.0125, 0.025)
+    """
+    looks = _check_looks(looks)
+    if not 0.0 < float(alpha) < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}.")
+    previous, levels = 0, []
+    for n in looks:
+        levels.append(float(alpha) * (n - previous) / looks[-1])
+        previous = n
+    return tuple(levels)
+
+
+def _t_bounds(values, level):
+    """One-sided lower and upper t bounds at ``level`` (each), and mean and SD."""
+    from scipy.stats import t
+
+    n = values.size
+    mean = float(values.mean())
+    sd = float(values.std(ddof=1)) if n > 1 else float("nan")
+    if n < 2:
+        return mean, sd, float("nan"), float("nan")
+    if sd == 0.0:
+        return mean, 0.0, mean, mean
+    half = float(t.ppf(1.0 - level, n - 1)) * sd / math.sqrt(n)
+    return mean, sd, mean - half, mean + half
+
+
+def seeds_needed(sd, gap, *, alpha=0.05, power=0.8, max_seeds=100_000):
+    """Paired seeds a one-look t test needs to decide at the effect of interest.
+
+    The smallest ``n`` with ``t_{1-alpha, n-1} + t_{power, n-1} <= gap * sqrt(n) / sd``:
+    with ``n`` seeds, a true effect at one end (``margin`` or the effect of
+    interest) is told from the other with probability ``power``.
+
+    Parameters
+    ----------
+    sd : float
+        Standard deviation of the paired differences.
+    gap : float
+        Distance between the reproduce margin and the effect of interest.
+    alpha : float, default=0.05
+    power : float, default=0.8
+    max_seeds : int, default=100_000
+        Returned (as a cap) when even that many seeds would not do.
+
+    Returns
+    -------
+    n : int or None
+        None when ``sd`` is NaN or ``gap`` is 0.
+
+    Examples
+    --------
+    >>> seeds_needed(1.0, 1.0)
+    8
+    >>> seeds_needed(0.0, 0.5)
+    2
+    """
+    from scipy.stats import t
+
+    sd, gap = float(sd), abs(float(gap))
+    if math.isnan(sd) or gap == 0.0:
+        return None
+    if sd == 0.0:
+        return 2
+    n = 2
+    while n < max_seeds:
+        if t.ppf(1.0 - alpha, n - 1) + t.ppf(power, n - 1) <= gap * math.sqrt(n) / sd:
+            return n
+        n = n + 1 if n < 1000 else int(n * 1.05)
+    return int(max_seeds)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict of a one-sided check on a mean, possibly after several looks.
+
+    Attributes
+    ----------
+    verdict : {"pass", "contradicted", "undecided"}
+        ``"pass"``: the bound on the paper's side beats ``margin``;
+        ``"contradicted"``: the other bound excludes ``effect_of_interest``
+        (the effect is absent, or smaller than the one of interest);
+        ``"undecided"``: neither, at every look so far.
+    alternative : {"greater", "less"}
+        The paper's direction.
+    margin, effect_of_interest : float
+        Threshold to reproduce and effect to exclude to contradict.
+    n : int
+        Values used (paired seeds).
+    mean, sd : float
+        Mean and standard deviation (``ddof=1``) of all ``n`` values.
+    lower, upper : float
+        One-sided bounds at the look that decided (or at the last look),
+        each at that look's level.
+    look : int
+        Number of values at the look that decided, or ``n``.
+    levels : tuple of float
+        One-sided level spent at each look (see :func:`spending_schedule`).
+    looks : tuple of int
+        The looks that were reached.
+    seeds_needed : int or None
+        Seeds the observed SD needs to decide at 80% power (:func:`seeds_needed`).
+    values : tuple of float
+    """
+
+    verdict: str
+    alternative: str
+    margin: float
+    effect_of_interest: float
+    n: int
+    mean: float
+    sd: float
+    lower: float
+    upper: float
+    look: int
+    levels: tuple
+    looks: tuple
+    seeds_needed: object
+    values: tuple
+    also_excludes_effect: bool = False
+
+    @property
+    def passed(self):
+        """True when the verdict is ``"pass"``."""
+        return self.verdict == "pass"
+
+    @property
+    def zero_spread(self):
+        """True when every value is the same (no evidence of variation at all)."""
+        return self.n >= 2 and self.sd == 0.0
+
+    def power(self):
+        """``{"n_seeds", "sd", "seeds_needed"}`` for the JSON of a claim."""
+        return {"n_seeds": self.n, "sd": self.sd, "seeds_needed": self.seeds_needed}
+
+    def to_dict(self):
+        """JSON-ready summary (values included)."""
+        return {"verdict": self.verdict, "alternative": self.alternative,
+                "margin": self.margin, "effect_of_interest": self.effect_of_interest,
+                "n": self.n, "mean": self.mean, "sd": self.sd, "lower_bound": self.lower,
+                "upper_bound": self.upper, "decided_at": self.look,
+                "looks": list(self.looks), "levels": list(self.levels),
+                "seeds_needed": self.seeds_needed,
+                "also_excludes_effect": self.also_excludes_effect,
+                "values": list(self.values)}
+
+
+def decide(values, *, effect_of_interest, alternative="greater", margin=0.0, looks=None,
+           alpha=0.05):
+    """Decide a one-sided claim on a mean: reproduced, contradicted or undecided.
+
+    The check passes at a look when the one-sided t bound on the paper's side
+    beats ``margin`` (``lower > margin`` for ``"greater"``); it is
+    contradicted when the bound on the other side excludes the effect of
+    interest (``upper < effect_of_interest``). Each look spends the level of
+    :func:`spending_schedule`, so each of the two errors (a null effect
+    called a pass, an effect of the size of interest called contradicted) is
+    at most ``alpha`` over the whole sequence of looks, whenever the caller
+    stops. The first look that decides fixes the verdict; when both sides
+    decide at once (an effect that is real but smaller than the one of
+    interest), the verdict is ``"contradicted"`` and ``also_excludes_effect``
+    says so.
+
+    Equivalence claims ("no gain beyond ``m``") use ``alternative="less"``
+    and ``margin=effect_of_interest=m``: reproduced when the upper bound is
+    below ``m``, contradicted when the lower bound is above it.
+
+    Parameters
+    ----------
+    values : array-like of float
+        One figure per paired seed (e.g. ``method - baseline``), in the order
+        the seeds were drawn.
+    effect_of_interest : float
+        The smallest effect that would confirm the paper, in the paper's
+        direction: ``>= margin`` for ``"greater"``, ``<= margin`` for ``"less"``.
+    alternative : {"greater", "less"}, default="greater"
+    margin : float, default=0.0
+    looks : sequence of int or None, default=None
+        The planned schedule (e.g. ``(4, 8, 16)``); every look not beyond
+        ``len(values)`` is evaluated on the prefix of that length. None
+        means one look at ``len(values)``.
+    alpha : float, default=0.05
+
+    Returns
+    -------
+    decision : Decision
+
+    Examples
+    --------
+    >>> decide([0.31, 0.28, 0.35, 0.30], effect_of_interest=0.1).verdict
+    'pass'
+    >>> decide([0.01, -0.02, 0.0, 0.015, -0.01, 0.005], effect_of_interest=0.1).verdict
+    'contradicted'
+    >>> decide([0.3, -0.2, 0.1], effect_of_interest=0.1).verdict
+    'undecided'
+    """
+    if not 0.0 < float(alpha) < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}.")
+    _check_common(alternative, 1.0 - float(alpha), margin)
+    arr = _as_values(values, "values")
+    eoi = float(effect_of_interest)
+    if not math.isfinite(eoi):
+        raise ValueError(f"effect_of_interest must be finite, got {effect_of_interest!r}.")
+    sign = 1.0 if alternative == "greater" else -1.0
+    if sign * (eoi - float(margin)) < 0:
+        raise ValueError(f"effect_of_interest must lie on the paper's side of margin "
+                         f"({alternative}): got effect_of_interest={eoi}, margin={margin}.")
+    if looks is None:
+        planned, levels = (arr.size,), (float(alpha),)
+    else:
+        planned = _check_looks(looks)
+        if arr.size > planned[-1]:
+            raise ValueError(f"{arr.size} values exceed the last look ({planned[-1]}).")
+        levels = spending_schedule(planned, alpha)
+    reached = tuple(n for n in planned if n <= arr.size) or (arr.size,)
+    verdict, look, lower, upper, both = "undecided", arr.size, float("nan"), float("nan"), False
+    for n, level in zip(reached, levels):
+        _, _, lower, upper = _t_bounds(arr[:n], level)
+        if math.isnan(lower):
+            continue
+        near, far = (lower, upper) if sign > 0 else (upper, lower)
+        passes = sign * (near - float(margin)) > 0
+        excludes = sign * (far - eoi) < 0
+        if passes or excludes:
+            verdict = "contradicted" if excludes else "pass"
+            both, look = passes and excludes, n
+            break
+    mean = float(arr.mean())
+    sd = float(arr.std(ddof=1)) if arr.size > 1 else float("nan")
+    return Decision(verdict=verdict, alternative=alternative, margin=float(margin),
+                    effect_of_interest=eoi, n=int(arr.size), mean=mean, sd=sd,
+                    lower=float(lower), upper=float(upper), look=int(look),
+                    levels=tuple(levels[:len(reached)]), looks=reached,
+                    seeds_needed=seeds_needed(sd, eoi - float(margin), alpha=float(alpha)),
+                    values=tuple(float(v) for v in arr), also_excludes_effect=bool(both))
