@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from skpaper.papers import STATUSES, Claim, ClaimResult, ControlResult, get_claims, run_claim
+from skpaper.papers import (
+    STATUSES,
+    Claim,
+    ClaimResult,
+    ControlResult,
+    EffectOfInterest,
+    get_claims,
+    run_claim,
+)
 from skpaper.papers._environment import claim_environment, global_seed
 from skpaper.papers._stats import (
     binomial_band,
@@ -22,33 +30,84 @@ from skpaper.papers._stats import (
 )
 
 
+_EOI = EffectOfInterest(0.1, "ours", "a test effect")
+
+
 def _claim(func, **kwargs):
+    if kwargs.get("control") is not None:
+        kwargs.setdefault("effect_of_interest", _EOI)
     return Claim("fake", func.__name__, "a fake claim", func, **kwargs)
 
 
-def _result(passed, control_passed=None):
-    control = None if control_passed is None else ControlResult({"x": 0.0}, control_passed)
+def _result(passed, control_passed=None, verdict=None, control_verdict=None):
+    control = None if control_passed is None else ControlResult(
+        {"x": 0.0}, control_passed, verdict=control_verdict)
     return ClaimResult(observed={"x": 1.0}, expected={"x": "> 0"}, passed=passed,
-                       control=control)
+                       verdict=verdict, control=control)
 
 
-@pytest.mark.parametrize("passed, control_passed, status", [
-    (True, False, "reproduced"),
-    (True, True, "uninformative"),
-    (False, False, "not reproduced"),
-    (False, True, "not reproduced"),
+@pytest.mark.parametrize("passed, verdict, control_passed, control_verdict, status", [
+    (True, "pass", False, "fail", "reproduced"),
+    (True, "pass", True, "pass", "uninformative"),
+    (True, "pass", False, "undecided", "uninformative"),
+    (True, None, False, None, "uninformative"),  # a control with no bound is not decisive
+    (False, "contradicted", False, "fail", "contradicted"),
+    (False, "undecided", False, "fail", "inconclusive"),
+    (False, None, False, None, "inconclusive"),  # a failed check alone decides nothing
+    (None, "contradicted", True, "pass", "contradicted"),
 ])
-def test_status_from_check_and_control(tmp_path, passed, control_passed, status):
+def test_status_from_check_and_control(tmp_path, passed, verdict, control_passed,
+                                       control_verdict, status):
     def claim_func(scale, seed, out_dir):
-        return _result(passed, control_passed)
+        return _result(passed, control_passed, verdict, control_verdict)
 
     result = run_claim(_claim(claim_func, control="mechanism off"), "smoke", 0, tmp_path)
-    assert result.status == status
+    assert result.status == status, result.notes
     assert result.passed is (status == "reproduced")
     payload = json.loads((tmp_path / "fake" / "claim_func.json").read_text())
-    assert payload["status"] == status and payload["check_passed"] is passed
+    assert payload["status"] == status
+    assert payload["check_passed"] is (passed if passed is not None else verdict == "pass")
     assert payload["control"] == {"name": "mechanism off", "observed": {"x": 0.0},
-                                  "passed": control_passed}
+                                  "passed": control_passed, "verdict": control_verdict,
+                                  "zero_spread": None}
+    assert payload["effect_of_interest"] == {"value": 0.1, "source": "ours",
+                                             "reason": "a test effect"}
+    assert set(payload["power"]) >= {"n_seeds", "sd", "seeds_needed"}
+
+
+def test_inconsistent_or_unknown_verdicts_are_errors(tmp_path):
+    def mismatch(scale, seed, out_dir):
+        return _result(True, False, "contradicted", "fail")
+
+    def unknown(scale, seed, out_dir):
+        return _result(None, False, "maybe", "fail")
+
+    def bad_control(scale, seed, out_dir):
+        return _result(True, False, "pass", "perhaps")
+
+    for func, message in ((mismatch, "with verdict"), (unknown, "not one of"),
+                          (bad_control, "control verdict")):
+        result = run_claim(_claim(func, control="off"), "smoke", 0, tmp_path)
+        assert result.status == "error" and message in result.error
+
+
+def test_zero_spread_control_is_no_control(tmp_path):
+    def claim_func(scale, seed, out_dir):
+        result = _result(True, False, "pass", "fail")
+        result.control.zero_spread = True
+        return result
+
+    result = run_claim(_claim(claim_func, control="identical arms"), "smoke", 0, tmp_path)
+    assert result.status == "uninformative" and "zero spread" in result.notes
+
+
+def test_asserting_claim_without_effect_of_interest_is_an_error(tmp_path):
+    def claim_func(scale, seed, out_dir):
+        return _result(True, False, "pass", "fail")
+
+    claim = Claim("fake", "no_eoi", "d", claim_func, control="off")
+    result = run_claim(claim, "smoke", 0, tmp_path)
+    assert result.status == "error" and "declares no effect_of_interest" in result.error
 
 
 def test_claim_without_control_is_reported_not_asserted(tmp_path):
@@ -101,8 +160,9 @@ def test_run_claim_validates_seed_and_threads(tmp_path):
         run_claim(claim, "smoke", 0, tmp_path, threads=0)
 
 
-def test_statuses_are_the_documented_five():
-    assert STATUSES == ("reproduced", "not reproduced", "uninformative", "reported", "error")
+def test_statuses_are_the_documented_six():
+    assert STATUSES == ("reproduced", "contradicted", "inconclusive", "uninformative",
+                        "reported", "error")
 
 
 # ---------------------------------------------------------------- statistics
