@@ -292,3 +292,10 @@ def test_same_seed_same_figures_in_any_order_and_in_a_worker(tmp_path):
     for key in keys:
         assert _figures(forward, key) == _figures(backward, key), key
     assert _figures(alone, keys[-1]) == _figures(forward, keys[-1])
+    # papers in two worker processes: the same figures as one after another
+    parallel = tmp_path / "parallel"
+    papers = sorted({k.split("/")[0] for k in keys})
+    subprocess.run([sys.executable, "-m", "skpaper", "reproduce", *papers, "--scale", "smoke",
+                    "--out", str(parallel), "--jobs", "2"], check=True, capture_output=True)
+    for key in keys:
+        assert _figures(parallel, key) == _figures(forward, key), key

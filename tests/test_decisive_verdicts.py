@@ -144,7 +144,7 @@ def test_run_comparison_stops_when_decided_and_records_arms():
 
 def test_run_comparison_adds_seeds_until_the_control_decides():
     comparison = run_comparison({"method": _noisy(1.0), "baseline": _noisy(0.0),
-                                 "off": _noisy(0.45, 0.3)},
+                                 "off": _noisy(0.2, 0.5)},
                                 method="method", baseline="baseline", control_method="off",
                                 seed=0, looks=(4, 8, 16, 32), effect_of_interest=_EOI)
     assert comparison.verdict == "pass"
@@ -331,13 +331,13 @@ def test_single_claim_and_progress(tmp_path, capsys, fake_paper):
     def sequential(scale, seed, out_dir):
         return run_comparison({"m": _noisy(1.0), "b": _noisy(0.0), "off": _noisy(0.0, 0.04)},
                               method="m", baseline="b", control_method="off", seed=seed,
-                              looks=(2, 4), effect_of_interest=_EOI).claim_result()
+                              looks=(4, 8), effect_of_interest=_EOI).claim_result()
 
     fake_paper("b", sequential)
     assert main(["reproduce", "fake/b", "--scale", "smoke", "--out", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     assert "[REPRODUCED] fake/b" in captured.out and "fake/a" not in captured.out
-    assert "fake/b: 2/4 seeds: check pass" in captured.err
+    assert "fake/b: 4/8 seeds: check pass" in captured.err
     assert main(["reproduce", "fake/zz", "--out", str(tmp_path)]) == 2
     assert "has no claim 'zz'" in capsys.readouterr().err
     report = (tmp_path / "report.md").read_text()

@@ -26,6 +26,7 @@ def test_claim_runs_at_smoke_scale(claim, tmp_path):
     assert result.error is None, result.error
     assert result.status in STATUSES and result.status != "error"
     assert isinstance(result.passed, bool)
+    assert {"n_seeds", "sd", "seeds_needed"} <= set(payload_power(tmp_path, claim))
     assert result.observed and result.expected
     payload = json.loads((tmp_path / claim.paper / f"{claim.claim_id}.json").read_text())
     assert payload["claim"] == claim.claim_id and payload["scale"] == "smoke"
@@ -41,8 +42,23 @@ def test_claim_runs_at_smoke_scale(claim, tmp_path):
         assert claim.control, f"{claim.key} asserts without a negative control"
         assert payload["control"]["name"] == claim.control
         assert isinstance(payload["control"]["passed"], bool) and payload["control"]["observed"]
+        eoi = payload["effect_of_interest"]
+        assert eoi["source"] in ("paper", "ours") and eoi["reason"].strip(), claim.key
     for artifact in result.artifacts:
         assert (tmp_path / claim.paper / artifact).stat().st_size > 0
+
+
+def payload_power(out_dir, claim):
+    payload = json.loads((out_dir / claim.paper / f"{claim.claim_id}.json").read_text())
+    return payload["power"]
+
+
+@pytest.mark.parametrize("claim", [c for c in CLAIMS if not c.reported and c.control],
+                         ids=lambda c: c.key)
+def test_every_asserting_claim_declares_its_effect_of_interest(claim):
+    eoi = claim.effect_of_interest
+    assert eoi is not None, f"{claim.key} declares no effect of interest"
+    assert eoi.source in ("paper", "ours") and len(eoi.reason.strip()) > 10
 
 
 def test_papers_have_claims_and_slugs_match_modules():
@@ -101,22 +117,28 @@ def test_cli_list_and_reproduce_selfcheck(tmp_path, capsys):
 
 
 def test_cli_exit_codes(tmp_path, capsys, monkeypatch):
+    from skpaper.papers import EffectOfInterest, decide_claim
     from skpaper.papers import _registry
 
     assert main(["reproduce", "no-such-paper", "--out", str(tmp_path)]) == 2
     assert "paper must be 'all' or one of" in capsys.readouterr().err
+    eoi = EffectOfInterest(0.5, "ours", "half a unit")
 
-    def not_reproduced(scale, seed, out_dir):
+    def contradicted(scale, seed, out_dir):
+        return decide_claim([0.0, 0.01, -0.01, 0.0], [0.0] * 4, effect_of_interest=eoi,
+                            control_method=[0.0, 0.02, -0.01, 0.01]).claim_result()
+
+    def inconclusive(scale, seed, out_dir):
         return ClaimResult(observed={"x": 1.0}, expected={"x": 2.0}, passed=False,
                            control=ControlResult({"x": 0.5}, False))
 
     def uninformative(scale, seed, out_dir):
-        return ClaimResult(observed={"x": 3.0}, expected={"x": 2.0}, passed=True,
-                           control=ControlResult({"x": 2.5}, True))
+        return decide_claim([1.0, 1.1, 0.9], [0.0, 0.1, 0.0], effect_of_interest=eoi,
+                            control_method=[1.0, 1.05, 0.95]).claim_result()
 
     def reproduced(scale, seed, out_dir):
-        return ClaimResult(observed={"x": 3.0}, expected={"x": 2.0}, passed=True,
-                           control=ControlResult({"x": 0.5}, False))
+        return decide_claim([1.0, 1.1, 0.9], [0.0, 0.1, 0.0], effect_of_interest=eoi,
+                            control_method=[0.0, 0.05, 0.02]).claim_result()
 
     def figure(scale, seed, out_dir):
         return ClaimResult(observed={"x": 3.0}, expected={"x": "shown"})
@@ -128,30 +150,36 @@ def test_cli_exit_codes(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(_registry, "_CLAIMS", {})
     monkeypatch.setattr(_registry, "_load_all", lambda: None)
     _registry.register_paper("fake", "Fake", "skpaper.fake")
-    _registry.register_claim("fake", "ok", "reproduced", control="off")(reproduced)
-    _registry.register_claim("fake", "fig", "a figure", reported=True)(figure)
+
+    def register(claim_id, func, **kwargs):
+        _registry.register_claim("fake", claim_id, claim_id, **kwargs)(func)
+
+    register("ok", reproduced, control="off", effect_of_interest=eoi)
+    register("fig", figure, reported=True)
     args = ["reproduce", "fake", "--scale", "smoke", "--out", str(tmp_path)]
     assert main(args + ["--strict"]) == 0
-    _registry.register_claim("fake", "same", "uninformative", control="off")(uninformative)
+    register("same", uninformative, control="off", effect_of_interest=eoi)
     assert main(args) == 0
     assert main(args + ["--strict"]) == 1
     summary = capsys.readouterr().out
-    assert ("4 claims" not in summary and "3 claims: 1 reproduced, 0 not reproduced, "
-            "1 uninformative, 1 reported, 0 error" in summary)
-    _registry.register_claim("fake", "miss", "not reproduced", control="off")(not_reproduced)
-    assert main(args) == 0
-    assert main(args + ["--strict"]) == 1
-    _registry.register_claim("fake", "err", "raises", control="off")(erroring)
+    assert ("3 paper claims: 1 reproduced, 0 contradicted, 0 inconclusive, 1 uninformative, "
+            "1 reported, 0 error" in summary)
+    for claim_id, func in (("against", contradicted), ("undecided", inconclusive)):
+        register(claim_id, func, control="off", effect_of_interest=eoi)
+        assert main(args) == 0
+        assert main(args + ["--strict"]) == 1
+    register("err", erroring, control="off", effect_of_interest=eoi)
     assert main(args) == 1
     report = (tmp_path / "report.md").read_text()
     assert "broken claim" in report
-    for status, n in (("reproduced", 1), ("not reproduced", 1), ("uninformative", 1),
-                      ("reported", 1), ("error", 1)):
-        assert f"| {status} | {n} |" in report
+    for status in ("reproduced", "contradicted", "inconclusive", "uninformative", "reported",
+                   "error"):
+        assert f"| {status} | 1 |" in report
     assert main(["list", "--results", str(tmp_path)]) == 0
     listing = capsys.readouterr().out
     assert "same [uninformative] (control: off)" in listing
-    assert "1 reproduced, 1 not reproduced, 1 uninformative, 1 reported, 1 error" in listing
+    assert ("1 reproduced, 1 contradicted, 1 inconclusive, 1 uninformative, 1 reported, "
+            "1 error" in listing)
 
 
 @pytest.mark.parametrize("argv, message", [
