@@ -2,6 +2,7 @@
 # Set up skpaper in ./.venv and run the tests or the paper reproductions.
 #   ./run.sh test        install, then run the test suite (what CI runs)
 #   ./run.sh reproduce   install, then `skpaper reproduce all --scale quick --out results`
+#                        on every core (JOBS=N to choose; the figures do not depend on it)
 #   ./run.sh docs        install with the docs extra, then build the HTML into docs/_build/html
 #   ./run.sh docs-results  install, then refresh docs/results (all claims at --scale quick)
 # Needs only Python 3.10+ with pip and venv, and a C compiler for the Cython extension.
@@ -39,7 +40,8 @@ case "${1:-}" in
     reproduce)
         install
         shift
-        exec "$VENV/bin/skpaper" reproduce all --scale quick --out results "$@"
+        exec "$VENV/bin/skpaper" reproduce all --scale quick --out results \
+            --jobs "${JOBS:-$(nproc 2>/dev/null || echo 1)}" "$@"
         ;;
     docs)
         install torch,test,distributed,docs
@@ -53,7 +55,8 @@ case "${1:-}" in
         shift
         rm -rf docs/results.new
         set +e
-        "$VENV/bin/skpaper" reproduce all --scale quick --out docs/results.new "$@"
+        "$VENV/bin/skpaper" reproduce all --scale quick --out docs/results.new \
+            --jobs "${JOBS:-$(nproc 2>/dev/null || echo 1)}" "$@"
         rc=$?
         set -e
         # Keep the previous results unless the run wrote its report.

@@ -24,9 +24,14 @@ EXTRA_MODULES = ("datasets", "utils", "papers")
 
 #: Statuses a claim can have in a result file, and how the page words them.
 STATUS_TEXT = {
-    "reproduced": "reproduced",
-    "not reproduced": "not reproduced",
-    "uninformative": "uninformative (the negative control passes the check too, so the "
+    "reproduced": "reproduced (the check passed and its negative control failed decisively)",
+    "contradicted": "contradicted (the interval excludes the effect of interest in the "
+                    "paper's direction)",
+    "inconclusive": "inconclusive (neither the check nor its opposite is decided at this "
+                    "budget: not evidence against the paper)",
+    "not reproduced": "not reproduced (written before verdicts were decisive: read it as "
+                      "not decided)",
+    "uninformative": "uninformative (the negative control did not fail decisively, so the "
                      "pass is no evidence at this scale)",
     "reported": "reported (figures recorded; nothing is asserted, or there is no negative "
                 "control, so it never counts as reproduced)",
@@ -422,10 +427,24 @@ def _paper_page(paper, claims, results, results_dir, api, docs_dir):
         if payload:
             lines += _dict_table("Observed", payload.get("observed"))
             lines += _dict_table("Expected", payload.get("expected"))
+            eoi = payload.get("effect_of_interest")
+            if isinstance(eoi, dict) and "value" in eoi:
+                lines += [f"**Effect of interest:** {_value(eoi.get('value'))} "
+                          f"({_rst_escape(str(eoi.get('source')))}: "
+                          f"{_text_block(str(eoi.get('reason', '')))})", ""]
+            power = payload.get("power")
+            if isinstance(power, dict) and power.get("n_seeds") is not None:
+                lines += [f"**Power:** {power['n_seeds']} paired seeds, SD of the "
+                          f"differences {_value(power.get('sd'))}, seeds needed to decide at "
+                          f"the effect of interest: {power.get('seeds_needed')}.", ""]
             if isinstance(outcome, dict):
-                verdict = outcome.get("passed")
+                verdict = outcome.get("verdict") or outcome.get("passed")
                 word = {True: "passes the check (so a pass of the claim is uninformative)",
-                        False: "fails the check, as it should"}.get(verdict, "no verdict")
+                        "pass": "passes the check (so a pass of the claim is uninformative)",
+                        "undecided": "is undecided (so a pass of the claim is uninformative)",
+                        "fail": "fails the check decisively, as it should",
+                        False: "fails the check (no bound recorded)"}.get(verdict,
+                                                                           "no verdict")
                 name = outcome.get("name") or control or "control"
                 lines += [f"**Control outcome:** ``{_rst_escape(name)}`` {word}.", ""]
                 lines += _dict_table("Control observed", outcome.get("observed"))
