@@ -154,11 +154,13 @@ def _cmd_list(args, out, err):
                         else f" [unknown status {status!r}: written by another version?]"
                 out.write(f"      - {claim.claim_id}{status} ({_claim_kind(claim)}): "
                           f"{claim.description}\n")
-    n_asserted = sum(not c.reported and c.control is not None for c in claims)
-    out.write(f"{len(claims)} claims: {n_asserted} asserted with a negative control, "
-              f"{len(claims) - n_asserted} reported\n")
+    kinds = {p.slug: p.kind for p in get_papers()}
+    paper_claims = [c for c in claims if kinds.get(c.paper) == "paper"]
+    n_asserted = sum(not c.reported and c.control is not None for c in paper_claims)
+    out.write(f"{len(paper_claims)} paper claims: {n_asserted} asserted with a negative "
+              f"control and an effect of interest, {len(paper_claims) - n_asserted} reported; "
+              f"{len(claims) - len(paper_claims)} self-check claims\n")
     if args.results is not None:
-        kinds = {p.slug: p.kind for p in get_papers()}
         for kind, label in (("paper", "paper claims"), ("selfcheck", "self-check claims")):
             mine = [c for c in claims if kinds.get(c.paper) == kind]
             known = [statuses[c.key] for c in mine if c.key in statuses]
