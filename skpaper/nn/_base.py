@@ -20,6 +20,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from torch.overrides import TorchFunctionMode
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+#: The dtype torch estimators build their modules and train in, whatever the default dtype.
+_TRAIN_DTYPE = torch.float32
 
 # Depth of nested local-RNG blocks in this thread (fit may call predict, a meta-estimator
 # may fit a torch estimator): only the outermost block forks and restores.
@@ -87,8 +91,82 @@ def local_torch_rng(seed=None):
             _LOCAL_RNG.depth = 0
 
 
+# Factories whose floating result follows torch's default dtype. ``_ALWAYS_FLOAT`` give a
+# floating tensor whatever their arguments (the dtype is passed before the call, so random
+# draws are made in the estimator's dtype); ``_MAYBE_FLOAT`` give one only for some
+# arguments (``arange(0.5)``, ``full(..., 1.0)``, ``tensor([1.0])``), and are called again
+# with the dtype when they did; ``_FROM_DATA`` keep the dtype of arrays and tensors.
+_ALWAYS_FLOAT = frozenset({
+    torch.empty, torch.empty_strided, torch.empty_permuted, torch.zeros, torch.ones,
+    torch.rand, torch.randn, torch.eye, torch.linspace, torch.logspace, torch.scalar_tensor,
+    torch.bartlett_window, torch.blackman_window, torch.hamming_window, torch.hann_window,
+    torch.kaiser_window,
+})
+_MAYBE_FLOAT = frozenset({torch.arange, torch.full, torch.range})
+_FROM_DATA = frozenset({torch.tensor, torch.as_tensor, torch.asarray})
+
+_DTYPE_STATE = threading.local()
+
+
+class _DefaultDtypeMode(TorchFunctionMode):
+    """Make torch's factories create floating tensors in ``dtype`` in this thread.
+
+    A torch function mode is thread-local and scoped: the process's default dtype
+    (``torch.set_default_dtype``) is neither read by other code through it nor changed.
+    Used by :func:`_own_dtype` while a torch estimator's public method runs.
+    """
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if kwargs.get("dtype") is not None or "out" in kwargs:
+            return func(*args, **kwargs)
+        own = {**kwargs, "dtype": self.dtype}
+        if func in _ALWAYS_FLOAT or (func is torch.normal and not any(
+                isinstance(a, torch.Tensor) for a in (*args, *kwargs.values()))):
+            return func(*args, **own)
+        if func in _MAYBE_FLOAT or (func in _FROM_DATA and args and not isinstance(
+                args[0], (torch.Tensor, np.ndarray, np.generic))):
+            result = func(*args, **kwargs)
+            if isinstance(result, torch.Tensor) and result.dtype == torch.get_default_dtype():
+                return func(*args, **own)
+            return result
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _own_dtype(dtype=torch.float32):
+    """Create torch's floating tensors in ``dtype`` within a block, whatever the default.
+
+    Modules built and tensors made inside the block (``nn.Linear``, ``torch.zeros``,
+    ``torch.randn``, ``torch.tensor([0.5])``, ...) take ``dtype`` when no dtype is
+    given, instead of the process's default dtype (which
+    ``torch.set_default_dtype(torch.float64)`` changes); arrays and tensors keep
+    their own dtype. Nothing global is set: the block pushes a thread-local torch
+    function mode, and only when the default differs from ``dtype`` (so it costs
+    nothing under the float32 default). Every public method of a skpaper torch
+    estimator runs inside it.
+    """
+    current = getattr(_DTYPE_STATE, "dtype", None)
+    if current == dtype or (current is None and torch.get_default_dtype() == dtype):
+        yield
+        return
+    _DTYPE_STATE.dtype = dtype
+    try:
+        with _DefaultDtypeMode(dtype):
+            yield
+    finally:
+        _DTYPE_STATE.dtype = current
+
+
 def _with_local_rng(method, is_fit):
-    """Wrap a public method of a torch estimator in :func:`local_torch_rng`.
+    """Wrap a public method of a torch estimator in :func:`local_torch_rng` and its dtype.
+
+    New floating tensors and modules are made in ``_TRAIN_DTYPE`` whatever torch's
+    default dtype (see :func:`_own_dtype`).
 
     ``fit``-like methods are seeded by :meth:`BaseTorchEstimator._init_torch_state`
     (from ``random_state``); the other methods from the fitted seed, so that repeated
@@ -97,12 +175,13 @@ def _with_local_rng(method, is_fit):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        if _in_local_rng():
-            return method(self, *args, **kwargs)
-        seed = getattr(self, "_init_seed", None)
-        seed = None if is_fit or seed is None else _derive_seed(seed, 2)
-        with local_torch_rng(seed):
-            return method(self, *args, **kwargs)
+        with _own_dtype(_TRAIN_DTYPE):
+            if _in_local_rng():
+                return method(self, *args, **kwargs)
+            seed = getattr(self, "_init_seed", None)
+            seed = None if is_fit or seed is None else _derive_seed(seed, 2)
+            with local_torch_rng(seed):
+                return method(self, *args, **kwargs)
 
     wrapper._skpaper_local_rng = True
     return wrapper
@@ -883,7 +962,8 @@ class BaseTorchState(BaseEstimator):
             if str(self.device_).startswith("cuda") and not torch.cuda.is_available():
                 self.device_ = "cpu"
         for name, payload in packed.items():
-            module = self._rebuild_module(name)
+            with _own_dtype(_TRAIN_DTYPE):
+                module = self._rebuild_module(name)
             module = module.to(dtype=_DTYPES[payload["dtype"]])
             module.load_state_dict(payload["__skpaper_state_dict__"])
             setattr(self, name, module.to(self.device_).eval())

@@ -46,8 +46,8 @@ class _SpecialProcrustes(torch.autograd.Function):
         V = Vh.transpose(-1, -2)
         B = Vh @ R.transpose(-1, -2) @ grad @ V
         C = signed[..., :, None] + signed[..., None, :]
-        C = torch.where(C.abs() < _EPS, torch.full_like(C, _EPS) * torch.where(C < 0, -1.0, 1.0),
-                        C)
+        C = torch.where(C.abs() < _EPS,
+                        torch.where(C < 0, torch.full_like(C, -_EPS), torch.full_like(C, _EPS)), C)
         K = (B - B.transpose(-1, -2)) / C
         K = K - torch.diag_embed(torch.diagonal(K, dim1=-2, dim2=-1))
         out = R @ V @ K @ Vh
