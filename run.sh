@@ -14,7 +14,7 @@ VENV=${VENV:-.venv}
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$PWD/.numba_cache}
 
 install() {
-    local extras=${1:-torch,test,distributed}
+    local extras=${1:-torch,qp,plots,test,distributed}
     [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
     # The base image's pip 23.2 cannot build the Cython extension in editable mode.
     "$VENV/bin/python" -m pip install -q -U pip "setuptools>=77"
@@ -44,7 +44,7 @@ case "${1:-}" in
             --jobs "${JOBS:-$(nproc 2>/dev/null || echo 1)}" "$@"
         ;;
     docs)
-        install torch,test,distributed,docs
+        install torch,qp,plots,test,distributed,docs
         shift
         # -W --keep-going: every warning is listed, and any warning fails the build.
         MPLBACKEND=Agg OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \

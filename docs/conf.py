@@ -24,9 +24,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import skpaper  # noqa: E402
-
 import _generate  # noqa: E402
+
+import skpaper  # noqa: E402
 
 project = "skpaper"
 author = "the skpaper developers"

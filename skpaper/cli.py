@@ -373,8 +373,12 @@ def _cmd_reproduce(args, out, err):
         err.write(f"error: {exc}\n")
         return 2
 
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:
+        err.write("error: skpaper reproduce draws figures and needs matplotlib: "
+                  "pip install 'skpaper[plots]'\n")
+        return 2
     matplotlib.use("Agg")
     from tqdm.auto import tqdm
 

@@ -29,7 +29,6 @@ from skpaper.papers._stats import (
     seed_summary,
 )
 
-
 _EOI = EffectOfInterest(0.1, "ours", "a test effect")
 
 

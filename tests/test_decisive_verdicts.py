@@ -13,10 +13,10 @@ from skpaper.papers import (
     ArmRun,
     ClaimResult,
     EffectOfInterest,
+    _registry,
     decide_claim,
     run_comparison,
 )
-from skpaper.papers import _registry
 from skpaper.papers._stats import decide, seeds_needed, spending_schedule
 
 _EOI = EffectOfInterest(0.5, "ours", "half a standard deviation")

@@ -117,8 +117,7 @@ def test_cli_list_and_reproduce_selfcheck(tmp_path, capsys):
 
 
 def test_cli_exit_codes(tmp_path, capsys, monkeypatch):
-    from skpaper.papers import EffectOfInterest, decide_claim
-    from skpaper.papers import _registry
+    from skpaper.papers import EffectOfInterest, _registry, decide_claim
 
     assert main(["reproduce", "no-such-paper", "--out", str(tmp_path)]) == 2
     assert "paper must be 'all' or one of" in capsys.readouterr().err

@@ -522,7 +522,7 @@ def _status(claim, result):
 
 
 def run_claim(claim, scale="quick", seed=0, out_dir="results", threads=None):
-    """Run one claim in a fixed process state, time it, write ``<out_dir>/<paper>/<claim_id>.json``.
+    """Run one claim in a fixed process state, time it, write ``<out>/<paper>/<claim_id>.json``.
 
     The process state (threads, default dtype, global RNGs, deterministic
     flags, working directory) is set before the claim and restored after it
