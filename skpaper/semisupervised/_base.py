@@ -225,6 +225,10 @@ class _BaseShiftEstimator(BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, **_X_PARAMS)
+        return self._predict_validated(X)
+
+    def _predict_validated(self, X):
+        # X is already validated: validating again would drop its feature names and warn.
         mu, _ = inverse_link(target_design(X, self.target) @ self.coef_, self.target)
         return mu
 
@@ -267,7 +271,7 @@ class _BaseShiftEstimator(BaseEstimator):
         if not R.any():
             raise ValueError("score needs at least one labeled row (a finite y); got 0.")
         X, y = X[R], y[R]
-        pred = self.predict(X)
+        pred = self._predict_validated(X)
         if self.target == "logistic":
             pred = np.clip(pred, 1e-12, 1 - 1e-12)
             loss = -(y * np.log(pred) + (1 - y) * np.log1p(-pred))
