@@ -1,7 +1,8 @@
 """Torch estimators: the base class, reusable modules and reference MLPs.
 
 The reusable modules are the LAuReL residual connections and one configurable
-transformer block; the tiny causal language model and its tokenizers live in
+transformer block; :func:`train_seeds` trains several seeds of one small module as
+one batched model; the tiny causal language model and its tokenizers live in
 :mod:`skpaper.language`.
 """
 
@@ -17,6 +18,7 @@ from ._base import (
     ValidationSplit,
     resolve_device,
 )
+from ._batched import predict_seeds, train_seeds
 from ._convnet import LaurelConvNetClassifier, make_laurel_convnet
 from ._laurel import (
     LAUREL_VARIANTS,
@@ -53,8 +55,10 @@ __all__ = [
     "make_laurel_convnet",
     "make_laurel_mlp",
     "make_mlp",
+    "predict_seeds",
     "SelfAttention",
     "TransformerBlock",
+    "train_seeds",
     "ValidationSplit",
     "resolve_device",
     "with_laurel",
