@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._losses import BASE_LOSSES, get_base_loss
@@ -189,7 +189,7 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y):
+    def fit(self, X, Y, sample_weight=None):
         """Fit the weight matrix on the chosen multi-label surrogate.
 
         Parameters
@@ -199,6 +199,12 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         Y : {array-like, sparse matrix} of shape (n_samples, n_labels) or (n_samples,)
             A 0/1 label indicator matrix with at least two columns, or a 1-D
             array of class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the rows: the empirical risk becomes the
+            weighted mean ``sum_i w_i l_i / sum_i w_i`` (an integer weight is
+            the same as repeating the row), and so does the Hamming error the
+            ranking objective's threshold minimises. The penalty ``alpha`` is
+            not rescaled. None weighs every row 1.
 
         Returns
         -------
@@ -214,6 +220,10 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
             dtype=np.float64,
         )
         T = self._encode_targets(Y)
+        weights = None
+        if sample_weight is not None:
+            weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                           ensure_non_negative=True)
         base = get_base_loss(self.loss, self.huber_width)
         rng = check_random_state(self.random_state)
         n_features, n_labels = X.shape[1], T.shape[1]
@@ -226,7 +236,7 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         temperatures = _SUBSET_TEMPERATURES if self.objective == "subset" else (None,)
         w, n_iter = w0, 0
         for temperature in temperatures:
-            fun = self._make_objective(X, T, base, temperature)
+            fun = self._make_objective(X, T, base, temperature, weights)
             solve = self._solve_lbfgs if self.solver == "lbfgs" else self._solve_gd
             w, value, stage_iter = solve(fun, w)
             n_iter += stage_iter
@@ -238,7 +248,7 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
                 stacklevel=3,
             )
         if temperature is not None:
-            value = self._make_objective(X, T, base, None)(w)[0]
+            value = self._make_objective(X, T, base, None, weights)(w)[0]
         W = w[: n_features * n_labels].reshape(n_features, n_labels)
         self.coef_ = np.ascontiguousarray(W.T)
         self.intercept_ = w[n_features * n_labels :].copy()
@@ -247,7 +257,7 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         self.threshold_ = 0.0
         if self.objective == "ranking" and self._target_kind == "multilabel":
             self.threshold_ = _hamming_threshold(
-                np.asarray(X @ self.coef_.T) + self.intercept_, T)
+                np.asarray(X @ self.coef_.T) + self.intercept_, T, weights)
         return self
 
     def _encode_targets(self, Y):
@@ -276,7 +286,7 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         self._target_kind = "binary"
         return onehot[:, 1:]
 
-    def _make_objective(self, X, T, base, temperature):
+    def _make_objective(self, X, T, base, temperature, sample_weight=None):
         n_features, n_labels = X.shape[1], T.shape[1]
         n_weights = n_features * n_labels
         scale = self.alpha / n_labels if self.constraint == "per_label" else self.alpha
@@ -288,7 +298,8 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
             F = X @ W
             if fit_intercept:
                 F = F + w[n_weights:]
-            value, G = surrogate_value_and_grad(F, T, base, objective, temperature)
+            value, G = surrogate_value_and_grad(F, T, base, objective, temperature,
+                                                sample_weight)
             grad = np.empty_like(w)
             grad[:n_weights] = (np.asarray(X.T @ G) + scale * W).ravel()
             grad[n_weights:] = G.sum(axis=0) if fit_intercept else 0.0
@@ -421,20 +432,25 @@ class SmoothMultiLabelClassifier(MultiOutputMixin, ClassifierMixin, BaseEstimato
         return tags
 
 
-def _hamming_threshold(scores, T):
+def _hamming_threshold(scores, T, sample_weight=None):
     """The threshold ``t`` minimising the Hamming loss of ``scores > t`` against ``T``.
 
     Errors at a threshold between sorted scores ``s_(k)`` and ``s_(k+1)``:
-    the positives among the ``k`` lowest plus the negatives above them.
-    Ties are kept on one side; the midpoint of the best gap is returned.
+    the positives among the ``k`` lowest plus the negatives above them, each
+    counted with its row's weight. Ties are kept on one side; the midpoint of
+    the best gap is returned.
     """
     s = scores.ravel()
     y = T.ravel().astype(bool)
+    if sample_weight is None:
+        w = np.ones(s.size)
+    else:
+        w = np.repeat(np.asarray(sample_weight, dtype=float), T.shape[1])
     order = np.argsort(s, kind="stable")
-    s, y = s[order], y[order]
+    s, y, w = s[order], y[order], w[order]
     # k = 0..N entries at or below the threshold
-    pos_below = np.concatenate([[0], np.cumsum(y)])
-    neg_above = (~y).sum() - np.concatenate([[0], np.cumsum(~y)])
+    pos_below = np.concatenate([[0.0], np.cumsum(w * y)])
+    neg_above = (w * ~y).sum() - np.concatenate([[0.0], np.cumsum(w * ~y)])
     errors = pos_below + neg_above
     # a cut inside a run of tied scores is not realisable
     valid = np.ones(s.size + 1, dtype=bool)

@@ -40,32 +40,37 @@ def surrogate_losses(F, Y, base, objective):
     return values.max(axis=1)
 
 
-def surrogate_value_and_grad(F, Y, base, objective, temperature=None):
+def surrogate_value_and_grad(F, Y, base, objective, temperature=None, sample_weight=None):
     """Mean surrogate over the samples and its gradient with respect to ``F``.
 
     For the subset loss, a positive ``temperature`` replaces the max over
     labels by its log-sum-exp smoothing ``tau log sum_j exp(v_j / tau)``,
     which lies within ``tau log c`` above the max; ``None`` keeps the max and
-    returns a subgradient.
+    returns a subgradient. ``sample_weight`` (positive, shape ``(n,)``) turns
+    the mean into the weighted mean ``sum_i w_i l_i / sum_i w_i``: a weight of
+    2 is the same as the row appearing twice.
     """
     n, c = F.shape
+    # per-row factor of the mean: 1/n unweighted, w_i / sum(w) weighted
+    row = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
     if objective == "ranking":
         loss, grad = _ranking(F, Y, base, True)
-        return loss.mean(), grad / n
+        return float(row @ loss), grad * row[:, None]
     signs = np.where(Y != 0, 1.0, -1.0)
     margins = signs * F
     values = base.value(margins)
     if objective == "hamming":
-        return values.mean(), signs * base.derivative(margins) / (n * c)
+        return (float(row @ values.mean(axis=1)),
+                signs * base.derivative(margins) * (row[:, None] / c))
     if temperature is not None:
         top = values.max(axis=1, keepdims=True)
         weights = np.exp((values - top) / temperature)
         total = weights.sum(axis=1, keepdims=True)
         smooth = top[:, 0] + temperature * np.log(total[:, 0])
         weights /= total
-        return smooth.mean(), weights * signs * base.derivative(margins) / n
+        return float(row @ smooth), weights * signs * base.derivative(margins) * row[:, None]
     top = np.argmax(values, axis=1)
     rows = np.arange(n)
     grad = np.zeros_like(F)
-    grad[rows, top] = signs[rows, top] * base.derivative(margins[rows, top]) / n
-    return values[rows, top].mean(), grad
+    grad[rows, top] = signs[rows, top] * base.derivative(margins[rows, top]) * row
+    return float(row @ values[rows, top]), grad

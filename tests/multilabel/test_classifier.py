@@ -229,3 +229,31 @@ def test_ranking_objective_predicts_with_a_threshold_learnt_on_training_scores()
     for objective in ("hamming", "subset"):
         other = SmoothMultiLabelClassifier(objective=objective, max_iter=50, random_state=0)
         assert other.fit(X[:100], Y[:100]).threshold_ == 0.0
+
+
+@pytest.mark.parametrize("objective", ["hamming", "subset", "ranking"])
+def test_sample_weight_equals_repeated_rows(objective):
+    from skpaper.datasets import make_linear_multilabel
+    from skpaper.multilabel import SmoothMultiLabelClassifier
+
+    X, Y = make_linear_multilabel(n_samples=60, n_labels=4, random_state=1)
+    weights = np.random.default_rng(0).integers(0, 4, size=len(X))
+    repeated = np.repeat(np.arange(len(X)), weights)
+    kwargs = dict(objective=objective, random_state=0, max_iter=2000, tol=1e-10)
+    weighted = SmoothMultiLabelClassifier(**kwargs).fit(X, Y, sample_weight=weights)
+    plain = SmoothMultiLabelClassifier(**kwargs).fit(X[repeated], Y[repeated])
+    np.testing.assert_allclose(weighted.coef_, plain.coef_, atol=2e-3)
+    assert weighted.threshold_ == pytest.approx(plain.threshold_, abs=1e-3)
+    unweighted = SmoothMultiLabelClassifier(**kwargs).fit(X, Y)
+    assert not np.allclose(weighted.coef_, unweighted.coef_, atol=2e-3)
+
+
+def test_sample_weight_is_validated():
+    from skpaper.multilabel import SmoothMultiLabelClassifier
+
+    X = np.random.default_rng(0).normal(size=(10, 3))
+    Y = np.tile([[1, 0], [0, 1]], (5, 1))
+    with pytest.raises(ValueError, match="[Nn]egative"):
+        SmoothMultiLabelClassifier().fit(X, Y, sample_weight=-np.ones(10))
+    with pytest.raises(ValueError, match="non-zero"):
+        SmoothMultiLabelClassifier().fit(X, Y, sample_weight=np.zeros(10))
