@@ -159,7 +159,7 @@ def _cmd_list(args, out, err):
     n_asserted = sum(not c.reported and c.control is not None for c in paper_claims)
     out.write(f"{len(paper_claims)} paper claims: {n_asserted} asserted with a negative "
               f"control and an effect of interest, {len(paper_claims) - n_asserted} reported; "
-              f"{len(claims) - len(paper_claims)} self-check claims\n")
+              f"{len(claims) - len(paper_claims)} self-check claim(s)\n")
     if args.results is not None:
         for kind, label in (("paper", "paper claims"), ("selfcheck", "self-check claims")):
             mine = [c for c in claims if kinds.get(c.paper) == kind]
@@ -198,10 +198,12 @@ def _format_control(result):
 
 def _count_line(rows, kinds):
     parts = []
-    for kind, label in (("paper", "paper claims"), ("selfcheck", "self-check claims")):
+    for kind, label in (("paper", "paper claim"), ("selfcheck", "self-check claim")):
         mine = [r.status for c, r in rows if kinds.get(c.paper, "paper") == kind]
         if mine:
-            parts.append(f"{len(mine)} {label}: {_format_counts(_count_statuses(mine))}")
+            plural = "" if len(mine) == 1 else "s"
+            parts.append(f"{len(mine)} {label}{plural}: "
+                         f"{_format_counts(_count_statuses(mine))}")
     return "; ".join(parts)
 
 
