@@ -171,6 +171,7 @@ class Comparison:
     control_decision: object
     looks: tuple
     metric: str
+    alpha: float = 0.05
 
     @property
     def verdict(self):
@@ -234,8 +235,7 @@ class Comparison:
                           f"{self.decision.margin:g}",
             "contradicted": f"{other} bound {other_side} effect of interest "
                             f"{self.effect_of_interest.value:g}",
-            "looks": list(self.looks), "alpha_each_side": sum(self.decision.levels)
-            if len(self.decision.looks) == len(self.looks) else None}
+            "looks": list(self.looks), "alpha_each_side": self.alpha}
         return ClaimResult(observed={**self.observed(), **(observed or {})},
                            expected=expected if expected is not None else default_expected,
                            passed=self.verdict == "pass", verdict=self.verdict,
@@ -356,7 +356,7 @@ def run_comparison(arms, *, method, baseline, seed, looks, effect_of_interest,
                       control_baseline=control_baseline, control_name=control_name,
                       effect_of_interest=effect_of_interest, seeds=seeds[:done],
                       values=values, arms=arm_record, decision=decision,
-                      control_decision=control, looks=looks, metric=metric)
+                      control_decision=control, looks=looks, metric=metric, alpha=alpha)
 
 
 def decide_claim(method, baseline=None, *, effect_of_interest, alternative="greater",
@@ -428,4 +428,4 @@ def decide_claim(method, baseline=None, *, effect_of_interest, alternative="grea
                       seeds=list(seeds) if seeds is not None else list(range(n)),
                       values=values, arms=arms or {}, decision=decision,
                       control_decision=control, looks=tuple(looks) if looks else (n,),
-                      metric=metric)
+                      metric=metric, alpha=alpha)
