@@ -6,19 +6,26 @@ The timing and warm-start comparison with OSQP is not a claim of the paper; it l
 
 import numpy as np
 
+from ._comparison import ArmRun, EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
-from ._stats import claim_seeds, paired_difference, seed_summary
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
+from ._stats import claim_seeds
 
 SLUG = "qp-gnn"
 
 register_paper(SLUG, "Expressive Power of Graph Neural Networks for (Mixed-Integer) Quadratic "
                "Programs", module="skpaper.graph")
 
-# (instances, constraints, variables, nnz, epochs, seeds) per scale
-_CAPACITY = {"smoke": (16, 3, 8, 10, 5, 2), "quick": (100, 5, 20, 30, 120, 3),
-             "full": (100, 10, 50, 100, 2000, 5)}
+# (instances, constraints, variables, nnz, epochs, looks) per scale
+_CAPACITY = {"smoke": (16, 3, 8, 10, 5, (2,)), "quick": (100, 5, 20, 30, 120, (4, 8)),
+             "full": (100, 10, 50, 100, 2000, (5, 10))}
 _NARROW, _WIDE = 8, 64
+_TARGETS = ("objective", "solution")
+_CAPACITY_EOI = EffectOfInterest(
+    float(np.log(1.5)), "ours",
+    "log(1.5): the wide network's training error at least a third below the narrow one's on "
+    "both targets; the paper shows the errors falling with the embedding size in figures "
+    "whose values were not retrieved")
 
 
 def _labelled(n_samples, m, n, nnz, seed):
@@ -33,20 +40,52 @@ def _labelled(n_samples, m, n, nnz, seed):
             "n_unsolved": int(np.isin(status, ("max_iter", "error")).sum())}
 
 
-def _fit_error(data, target, hidden, epochs, seed):
-    """Training relative error (the paper's metric) and the training curve of one model."""
+@shared_cache(maxsize=8)
+def _labelled_cached(scale, seed):
+    n_samples, m, n, nnz, _, _ = _CAPACITY[scale]
+    return _labelled(n_samples, m, n, nnz, seed)
+
+
+@shared_cache(maxsize=64)
+def _fit_error(scale, seed, target, hidden, init_seed):
+    """Training relative errors (the library's root-mean form and the mean of per-instance
+    errors), the training curve and the parameters of one model."""
     from ..graph import QPGNNRegressor
     from ..nn import HalveOnPlateau
 
+    data = _labelled_cached(scale, seed)
+    epochs = _CAPACITY[scale][4]
     y = data["objective"] if target == "objective" else data["solutions"]
     # The official schedule: halve the learning rate and restore the best weights after a
     # 50-epoch plateau (a fresh callback per model).
     model = QPGNNRegressor(target=target, hidden_dim=hidden, max_epochs=epochs,
-                           batch_size=len(data["X"]), lr=3e-3, random_state=seed, device="cpu",
-                           callbacks=[HalveOnPlateau(patience=50)]).fit(data["X"], y)
+                           batch_size=len(data["X"]), lr=3e-3, random_state=init_seed,
+                           device="cpu", callbacks=[HalveOnPlateau(patience=50)]
+                           ).fit(data["X"], y)
+    pred = model.predict(data["X"])
+    if target == "objective":
+        per_instance = np.abs(pred - y) / np.maximum(np.abs(y), 1.0)
+    else:
+        per_instance = np.array([np.linalg.norm(p - t) / max(np.linalg.norm(t), 1.0)
+                                 for p, t in zip(pred, y)])
     n_params = sum(p.numel() for p in model.module_.parameters())
-    return (model.relative_error(data["X"], y), np.sqrt([r["train_loss"] for r in model.history_]),
-            n_params)
+    return (model.relative_error(data["X"], y), float(per_instance.mean()),
+            tuple(np.sqrt([r["train_loss"] for r in model.history_])), n_params)
+
+
+def _log_ratio_arm(scale, other_hidden, other_offset):
+    """Per seed: the smaller over both targets of log(error hidden 8 / error other)."""
+    n_samples, _, _, _, epochs, _ = _CAPACITY[scale]
+
+    def run(seed):
+        ratios = [np.log(_fit_error(scale, seed, t, _NARROW, seed)[0]
+                         / _fit_error(scale, seed, t, other_hidden, seed + other_offset)[0])
+                  for t in _TARGETS]
+        return ArmRun(float(min(ratios)), parameters=_fit_error(
+            scale, seed, "solution", other_hidden, seed + other_offset)[3],
+            train_steps=epochs, train_examples=n_samples,
+            extra={"train_steps_unit": "full-batch epochs"})
+    return run
 
 
 @register_claim(
@@ -57,63 +96,55 @@ def _fit_error(data, target, hidden, epochs, seed):
     paper_statement="Training relative errors of Phi_obj and Phi_sol on 100 random LCQPs fall "
                     "faster and lower with larger embedding sizes (Chen et al., 2025, "
                     "experiments section, figures of training error per embedding size).",
-    check="Over paired seeds (same instances and initialisation seed per arm), the lower 95% "
-          "paired-t bound of (error hidden 8 - error hidden 64) is > 0 for both the "
-          "objective and the solution.",
+    check="Sequential paired seeds (same instances and initialisation seed per arm; looks 4, "
+          "8 at quick): per seed, the smaller over objective and solution of log(error "
+          "hidden 8 / error hidden 64); reproduced when its lower bound is > 0, contradicted "
+          "when its upper bound is below log(1.5).",
     control="equal widths: a second hidden-8 model (another initialisation seed) in place of "
-            "the hidden-64 one must not pass the same check")
+            "the hidden-64 one, same statistic",
+    effect_of_interest=_CAPACITY_EOI)
 def _claim_capacity(scale, seed, out_dir):
-    n_samples, m, n, nnz, epochs, n_seeds = _CAPACITY[scale]
-    errors = {(t, arm): [] for t in ("objective", "solution")
-              for arm in ("narrow", "wide", "narrow_again")}
-    curves, params, n_unsolved = {}, {}, 0
-    for s in claim_seeds(seed, n_seeds):
-        data = _labelled(n_samples, m, n, nnz, s)
-        n_unsolved += data["n_unsolved"]
-        for target in ("objective", "solution"):
-            for arm, hidden, init in (("narrow", _NARROW, s), ("wide", _WIDE, s),
-                                      ("narrow_again", _NARROW, s + 1)):
-                err, curve, n_par = _fit_error(data, target, hidden, epochs, init)
-                errors[target, arm].append(err)
-                curves.setdefault((target, arm), curve)
-                params[target, arm] = n_par
-    gain = {t: paired_difference(errors[t, "narrow"], errors[t, "wide"]) for t in
-            ("objective", "solution")}
-    control = {t: paired_difference(errors[t, "narrow"], errors[t, "narrow_again"]) for t in
-               ("objective", "solution")}
+    n_samples, m, n, nnz, epochs, looks = _CAPACITY[scale]
+    cmp = run_comparison({"hidden 64": _log_ratio_arm(scale, _WIDE, 0),
+                          "hidden 8, second initialisation": _log_ratio_arm(scale, _NARROW, 1)},
+                         method="hidden 64", baseline=None,
+                         control_method="hidden 8, second initialisation", seed=seed,
+                         looks=looks, effect_of_interest=_CAPACITY_EOI,
+                         metric="min over targets of log(training error hidden 8 / other)")
+    errors = {f"{t}_{arm}": {"root_mean": [], "mean_per_instance": []}
+              for t in _TARGETS for arm in ("narrow", "wide")}
+    n_unsolved = 0
+    for s in cmp.seeds:
+        n_unsolved += _labelled_cached(scale, s)["n_unsolved"]
+        for t in _TARGETS:
+            for arm, hidden in (("narrow", _NARROW), ("wide", _WIDE)):
+                root, per, _, _ = _fit_error(scale, s, t, hidden, s)
+                errors[f"{t}_{arm}"]["root_mean"].append(root)
+                errors[f"{t}_{arm}"]["mean_per_instance"].append(per)
 
     fig, axes = new_figure(1, 2, figsize=(8, 3))
-    for ax, target in zip(axes, ("objective", "solution")):
-        for arm, style, label in (("narrow", "--", f"hidden {_NARROW}"),
-                                  ("wide", "-", f"hidden {_WIDE}")):
-            ax.semilogy(curves[target, arm], style, label=label)
+    first = cmp.seeds[0]
+    for ax, target in zip(axes, _TARGETS):
+        for hidden, style in ((_NARROW, "--"), (_WIDE, "-")):
+            ax.semilogy(_fit_error(scale, first, target, hidden, first)[2], style,
+                        label=f"hidden {hidden}")
         ax.set_title(f"optimal {'value' if target == 'objective' else 'solution'} (seed 1)")
         ax.set_xlabel("epoch (full batch)")
         ax.set_ylabel("training relative error")
         ax.legend()
     artifact = save_figure(fig, out_dir, "capacity")
-    summary = {f"{t}_rel_error_{arm}": seed_summary(v) for (t, arm), v in errors.items()}
-    return ClaimResult(
-        observed={**summary,
-                  "objective_gain_narrow_minus_wide": gain["objective"].to_dict(),
-                  "solution_gain_narrow_minus_wide": gain["solution"].to_dict(),
+    return cmp.claim_result(
+        observed={"training_relative_errors": errors,
                   "n_unsolved_instances_dropped": n_unsolved},
-        expected={"gain_lower_bounds": "> 0 for objective and solution"},
-        passed=bool(gain["objective"].passed and gain["solution"].passed),
-        control=ControlResult(
-            observed={"objective_gain_narrow_minus_narrow": control["objective"].to_dict(),
-                      "solution_gain_narrow_minus_narrow": control["solution"].to_dict()},
-            passed=bool(control["objective"].passed and control["solution"].passed)),
-        arms={f"{t}_{arm}": {"parameters": params[t, arm], "train_steps": epochs,
-                             "train_examples": n_samples}
-              for t in ("objective", "solution") for arm in ("narrow", "wide", "narrow_again")},
         artifacts=[artifact],
         notes=(f"Training error only (the paper's claim is about representation); {n_samples} "
                f"instances of {m}x{n} per seed, {epochs} full-batch Adam steps with the "
                "official halve-and-restore-best schedule on 50-epoch plateaus, the same for "
                "every arm. The wide arm has more parameters by design: capacity is the "
-               "variable. Feasibility is left out: both widths fit it perfectly at this size "
-               "(100% training accuracy), so it cannot show a capacity effect."),
+               "variable. The verdict uses the estimator's relative_error (root of the mean "
+               "normalised squared error); the mean of the per-instance relative errors is "
+               "recorded beside it. Feasibility is left out: both widths fit it perfectly at "
+               "this size, so it cannot show a capacity effect."),
     )
 
 
@@ -152,11 +183,13 @@ def _plain_gaps(X, y, seeds, epochs):
                     "so message-passing GNNs are not universal there; breaking the symmetry "
                     "(e.g. random features) restores separability (Chen et al., 2025, Section "
                     "on MI-LCQPs and its counterexample).",
-    check="Trained on the pair with labels [feasible, infeasible], every plain GNN (seeds "
-          "paired with the control) gives probabilities within 1e-6 of each other, the "
-          "solver confirms [True, False], and a GNN with 4 random features classifies both.",
-    control="a WL-distinguishable pair (one coefficient of the triangles doubled, still "
-            "infeasible): the same identical-output check must fail")
+    check="Reported, not asserted: the identical outputs hold for any equivariant network by "
+          "construction (a unit test, tests/graph/test_qp_gnn_claims.py), and the random-"
+          "feature figure is training accuracy on the two instances themselves. Recorded: "
+          "the probability gaps of plain GNNs on the pair and on a WL-distinguishable pair "
+          "(one coefficient of the triangles doubled), the solver's labels, and the "
+          "random-feature GNN's training accuracy.",
+    reported=True)
 def _claim_mixed_integer_limit(scale, seed, out_dir):
     from ..datasets import make_wl_indistinguishable_milp_pair
     from ..graph import QPGNNFeasibilityClassifier, solve_qps
@@ -174,9 +207,6 @@ def _claim_mixed_integer_limit(scale, seed, out_dir):
                                             device="cpu").fit(X, y)
     p_rand = randomized.predict_proba(X)[:, 1]
     accuracy = float(randomized.score(X, y))
-    passed = truth.tolist() == [True, False] and max(gaps) <= 1e-6 and accuracy == 1.0
-    control_passed = (truth_ctrl.tolist() == [True, False] and max(gaps_ctrl) <= 1e-6
-                      and accuracy == 1.0)
 
     fig, ax = new_figure(figsize=(5, 3))
     ax.bar(["6-cycle\n(plain)", "triangles\n(plain)", "6-cycle\n(random f.)",
@@ -189,16 +219,19 @@ def _claim_mixed_integer_limit(scale, seed, out_dir):
     return ClaimResult(
         observed={"solver_feasible": truth.tolist(), "probability_gaps_plain": gaps,
                   "probability_gap_random_features": float(abs(p_rand[0] - p_rand[1])),
-                  "random_features_accuracy": accuracy},
-        expected={"max_probability_gap_plain": "<= 1e-6", "random_features_accuracy": 1.0},
-        passed=bool(passed),
-        control=ControlResult(observed={"solver_feasible": truth_ctrl.tolist(),
-                                        "probability_gaps_plain": gaps_ctrl},
-                              passed=bool(control_passed)),
+                  "random_features_training_accuracy": accuracy,
+                  "distinguishable_pair": {"solver_feasible": truth_ctrl.tolist(),
+                                           "probability_gaps_plain": gaps_ctrl}},
+        expected={"max_probability_gap_plain": "0 for any equivariant network (by "
+                                               "construction)",
+                  "distinguishable_pair": "gaps above 0"},
+        passed=None,
         arms={"plain": {"train_steps": epochs, "train_examples": 2, "seeds": len(seeds)},
               "control": {"train_steps": epochs, "train_examples": 2, "seeds": len(seeds)},
               "random_features": {"train_steps": 3 * epochs, "train_examples": 2}},
         artifacts=[artifact],
         notes="All models are trained on the pair itself with labels [feasible, infeasible]; "
-              "the control pair is trained the same way with the same seeds.",
+              "the distinguishable pair is trained the same way with the same seeds. The "
+              "random-feature accuracy is on the training pair, not on held-out instances, so "
+              "it is not evidence that random features generalise.",
     )
