@@ -1,5 +1,6 @@
 """TransferRegressor: the three ways of learning a target from a pretrained network."""
 
+import json
 import pickle
 
 import numpy as np
@@ -13,6 +14,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skpaper.datasets import make_relu_teacher_tasks, make_teacher_tasks
 from skpaper.papers import get_claims, run_claim
+from skpaper.papers._registry import STATUSES
 from skpaper.representation import (
     DeepLinearRegressor,
     TransferRegressor,
@@ -152,7 +154,20 @@ def test_smoke_claims_report_the_fine_tuning_identity_above_gamma_one(tmp_path):
     claims = {c.claim_id: c for c in get_claims("deep-linear-transfer")}
     assert set(claims) == {"risk-closed-forms", "phase-diagram-signs", "relu-qualitative"}
     result = run_claim(claims["phase-diagram-signs"], scale="smoke", seed=0, out_dir=tmp_path)
-    assert result.error is None
+    assert result.error is None and result.status in STATUSES
     assert result.observed["max_abs_finetune_transferability_gamma_above_1"] < 1e-3
     assert result.observed["linear_decisive_points"] >= 2
     assert (tmp_path / "deep-linear-transfer" / "phase_diagram_signs.png").exists()
+
+
+@pytest.mark.parametrize("claim_id", ["risk-closed-forms", "relu-qualitative"])
+def test_smoke_claims_decide_against_a_swapped_source(claim_id, tmp_path):
+    claim = {c.claim_id: c for c in get_claims("deep-linear-transfer")}[claim_id]
+    assert claim.effect_of_interest is not None
+    result = run_claim(claim, scale="smoke", seed=0, out_dir=tmp_path)
+    assert result.error is None and result.status in STATUSES
+    payload = json.loads((tmp_path / "deep-linear-transfer" / f"{claim_id}.json").read_text())
+    assert payload["effect_of_interest"]["source"] in ("paper", "ours")
+    assert payload["power"]["n_seeds"] >= 2
+    # The control transfers from an independent source: its figures vary, it is a control.
+    assert payload["control"]["zero_spread"] is False
