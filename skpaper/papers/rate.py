@@ -8,16 +8,24 @@ plays the imperfect rewriter that also fixes typos and deletes "the". The
 paper's own experiments use IMDB, ELI5, HH-RLHF and HelpSteer with LLM rewriters
 and 8B reward models, which cannot run offline; this world reproduces the
 mechanism the paper's semi-synthetic experiments test, not their numbers.
+
+Two reward models were not designed around RATE's cancellation: a saturating
+reward (``s tanh(A / s)``) and one with an interaction (sentiment counts more
+in longer reviews, while the rewriter changes the length). Under them RATE's
+per-unit differences are not the true per-unit effects, so recovering the
+effect is not guaranteed by construction. The coverage claim uses a reward
+model with idiosyncratic per-text noise for the same reason.
 """
 
+import zlib
 from functools import partial
 
 import numpy as np
 
-from ..utils import parallel_map, spawn_seeds
+from ._comparison import EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
-from ._stats import binomial_band, mean_interval
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
+from ._stats import claim_seeds
 
 SLUG = "rate"
 
@@ -25,19 +33,69 @@ register_paper(SLUG, "RATE: Causal Explainability of Reward Models with Imperfec
                "Counterfactuals", module="skpaper.reward")
 
 _CONFOUNDING_SETTINGS = {
-    # (confounding levels, reviews per sample, seeds)
-    "smoke": ((0.0, 0.8), 300, 2),
-    "quick": ((0.0, 0.2, 0.4, 0.6, 0.8), 1000, 3),
-    "full": (tuple(np.round(np.linspace(0.0, 1.0, 11), 2)), 4000, 10),
+    # (confounding levels of the figure, reviews per sample, looks in seeds, seeds per level)
+    "smoke": ((0.0, 0.8), 300, (2,), 1),
+    "quick": ((0.0, 0.4, 0.8), 1000, (3, 6), 2),
+    "full": (tuple(np.round(np.linspace(0.0, 1.0, 11), 2)), 4000, (5, 10, 20), 5),
 }
-_COVERAGE_SETTINGS = {"smoke": (40, 200), "quick": (100, 1000), "full": (1000, 1000)}
+#: (looks in trials, reviews per trial)
+_COVERAGE_SETTINGS = {"smoke": ((20,), 200), "quick": ((200, 400), 200),
+                      "full": ((500, 1000, 2000), 1000)}
 _CONTROL_SETTINGS = {"smoke": (300, 1), "quick": (1000, 3), "full": (4000, 10)}
-_CONTROL_CONFOUNDING = 0.8
+_CONFOUNDING = 0.8
 #: Scale s of the saturating reward s * tanh(A / s) (ours): the sentiment effect
 #: of a review (about 4.35 on average) then depends on its typos and length.
 _SATURATION = 3.0
-#: Relative error of an ATE estimate called "recovered" (ours).
+#: Interaction (ours): sentiment words weigh 1 + _INTERACTION * (length - 40) / 40.
+_INTERACTION = 0.5
+_REFERENCE_LENGTH = 40.0
+#: SD of the per-text noise of the coverage claim's reward model (ours).
+_NOISE_SD = 1.0
 _RELATIVE_TOLERANCE = 0.02
+_BIAS_EOI = EffectOfInterest(
+    _RELATIVE_TOLERANCE, "ours",
+    "an error of 2% of the true effect: the largest that would still let RATE rank "
+    "attributes by their effect as the paper uses it; equivalence margin")
+_NOMINAL = 0.95
+_UNDER_MARGIN = 0.92
+_OVER_MARGIN = 0.98
+_COVERAGE_EOI = EffectOfInterest(
+    _NOMINAL, "paper",
+    "the nominal 95% of the paper's normal confidence interval (Section 3); reproduced when "
+    "coverage is shown above 0.92 and below 0.98 (three points either side, ours)")
+
+
+def _interaction_reward(texts, prompts=None):
+    from ..datasets import synthetic_review_reward
+    from ..datasets._reward import _review_counts
+
+    counts = _review_counts(texts)
+    weight = _INTERACTION * (counts[:, 3] - _REFERENCE_LENGTH) / _REFERENCE_LENGTH
+    return synthetic_review_reward(texts) + weight * (counts[:, 0] - counts[:, 1])
+
+
+def _noisy_reward(texts, prompts=None):
+    """The known reward plus a fixed pseudo-random score per text (an idiosyncratic error
+    of a learned reward model): per-unit rewrite differences are no longer the true
+    effects, while the population effect stays 6."""
+    from ..datasets import synthetic_review_reward
+
+    noise = [np.random.default_rng(zlib.crc32(t.encode())).normal(0.0, _NOISE_SD)
+             for t in texts]
+    return synthetic_review_reward(texts) + np.asarray(noise)
+
+
+def _reward(world, texts):
+    from ..datasets import synthetic_review_reward
+    from ..reward import make_review_reward_model
+
+    if world == "known":
+        return synthetic_review_reward
+    if world == "ridge":
+        return make_review_reward_model().fit(texts, synthetic_review_reward(texts)).predict
+    if world == "saturating":
+        return partial(synthetic_review_reward, saturation=_SATURATION)
+    return _interaction_reward
 
 
 def _truth(reward, texts, w, counterfactuals):
@@ -47,51 +105,40 @@ def _truth(reward, texts, w, counterfactuals):
     return {"ate": effect.mean(), "att": effect[w == 1].mean(), "atu": effect[w == 0].mean()}
 
 
-def _rewards(texts):
-    """The known reward and a ridge reward model fitted to it on ``texts``."""
-    from ..datasets import synthetic_review_reward
-    from ..reward import make_review_reward_model
-
-    ridge = make_review_reward_model().fit(texts, synthetic_review_reward(texts))
-    return {"known": synthetic_review_reward, "ridge": ridge.predict,
-            "saturating": partial(synthetic_review_reward, saturation=_SATURATION)}
-
-
 def _estimates(rate):
     return {"ate": rate.ate_, "att": rate.att_, "atu": rate.atu_, "naive": rate.naive_,
             "single_rewrite_att": rate.single_rewrite_att_}
 
 
-def _one_sample(n, confounding, seed, trim_fraction=0.0):
+@shared_cache(maxsize=256)
+def _sample(n, confounding, seed, worlds, trim_fraction=0.0):
     from ..datasets import make_synthetic_reviews
     from ..reward import RATE, LexiconRewriter
 
     texts, w, counterfactuals = make_synthetic_reviews(
         n, confounding=confounding, random_state=seed)
     out = {}
-    for name, reward in _rewards(texts).items():
+    for world in worlds:
+        reward = _reward(world, texts)
         rate = RATE(rewriter=LexiconRewriter(trim_fraction=trim_fraction),
                     reward_model=reward, random_state=seed).fit(texts, w)
-        out[name] = {"truth": _truth(reward, texts, w, counterfactuals),
-                     "estimate": _estimates(rate)}
+        out[world] = {"truth": _truth(reward, texts, w, counterfactuals),
+                      "estimate": _estimates(rate)}
     return out
 
 
-def _within(errors, scale):
-    """Two one-sided t bounds: |mean error| < _RELATIVE_TOLERANCE * scale."""
-    margin = _RELATIVE_TOLERANCE * abs(float(scale))
-    upper = mean_interval(errors, alternative="less", margin=margin)
-    lower = mean_interval(errors, alternative="greater", margin=-margin)
-    return {"mean_error": upper.mean, "margin": margin, "upper_bound": upper.bound,
-            "lower_bound": lower.bound, "n": upper.n,
-            "passed": bool(upper.passed and lower.passed)}
+_WORLDS = ("known", "ridge", "saturating", "interaction")
+_TITLES = {"known": "known additive reward", "ridge": "ridge reward model",
+           "saturating": f"saturating reward (s={_SATURATION:g})",
+           "interaction": f"interaction reward (rho={_INTERACTION:g})"}
 
 
 @register_claim(
     SLUG, "confounding-bias",
-    "With sentiment confounded with typos (confounding 0.8) and a saturating, non-additive "
-    "reward, RATE's ATE recovers the true effect of sentiment within 2%, while the "
-    "single-rewrite estimate does not.",
+    "With sentiment confounded with typos (confounding 0.8) and reward models not additive "
+    "in the off-target changes (saturating; sentiment x length interaction), RATE's ATE "
+    "recovers the true effect of sentiment within 2%, while the single-rewrite estimate "
+    "does not.",
     paper_statement=(
         "Sections 3-4: rewrites change off-target attributes; the rewrite of a rewrite "
         "cancels those changes, so RATE is unbiased when they are the same in x' and x'' and "
@@ -100,184 +147,187 @@ def _within(errors, scale):
         "staying flat."
     ),
     check=(
-        "reward 3 tanh(A/3) (A the additive reward), confounding 0.8, per seed: error of "
-        "RATE's ATE against the perfect-swap ATE within +-2% of the true ATE (ours) by two "
-        "one-sided 95% t bounds over the seeds"
+        "for each of the saturating and the interaction reward, confounding 0.8, on seeds "
+        "added in looks (3, 6 at quick scale): the one-sided upper t bound of the mean "
+        "|RATE ATE - true ATE| / |true ATE| is below 0.02 (contradicted when its lower bound "
+        "is above 0.02 for either reward)"
     ),
-    control="second rewrite removed: the single-rewrite ATT against the true ATT, same check",
+    control="second rewrite removed: |single-rewrite ATT - true ATT| / |true ATT|, same check",
+    effect_of_interest=_BIAS_EOI,
 )
 def _claim_confounding_bias(scale, seed, out_dir):
-    levels, n, n_seeds = _CONFOUNDING_SETTINGS[scale]
-    seeds = spawn_seeds(seed, n_seeds)
-    rows = {"known": [], "ridge": [], "saturating": []}
-    confounded = []
+    from .gmm_ci_test import _all_of
+
+    levels, n, looks, per_level = _CONFOUNDING_SETTINGS[scale]
+
+    def relative(world, estimate, truth):
+        def arm(s):
+            r = _sample(n, _CONFOUNDING, s, _WORLDS)[world]
+            return abs(r["estimate"][estimate] - r["truth"][truth]) / abs(r["truth"][truth])
+        return arm
+
+    comparisons = {}
+    for world in ("saturating", "interaction"):
+        comparisons[world] = run_comparison(
+            {"RATE ATE": relative(world, "ate", "ate"),
+             "single-rewrite ATT": relative(world, "single_rewrite_att", "att")},
+            method="RATE ATE", baseline=None, control_method="single-rewrite ATT",
+            seed=seed, looks=looks, key=(int(_CONFOUNDING * 100),),
+            effect_of_interest=_BIAS_EOI, alternative="less", margin=_RELATIVE_TOLERANCE,
+            metric="|estimate - truth| / |truth|")
+
+    # The figure: the sweep over confounding on the first seeds of the check.
+    figure_seeds = claim_seeds(seed, per_level, int(_CONFOUNDING * 100))
+    rows = {world: [] for world in _WORLDS}
     for level in levels:
-        samples = [_one_sample(n, level, s) for s in seeds]
-        if level == 0.8:
-            confounded = samples
-        for name in rows:
-            truth = {k: np.mean([s[name]["truth"][k] for s in samples]) for k in
-                     ("ate", "att", "atu")}
-            est = {k: np.mean([s[name]["estimate"][k] for s in samples]) for k in
-                   samples[0][name]["estimate"]}
-            bias = {
-                "rate_ate": max(abs(s[name]["estimate"]["ate"] - s[name]["truth"]["ate"])
-                                for s in samples),
-                "naive": np.mean([s[name]["estimate"]["naive"] - s[name]["truth"]["ate"]
-                                  for s in samples]),
-                "single_rewrite_att": np.mean(
-                    [s[name]["estimate"]["single_rewrite_att"] - s[name]["truth"]["att"]
-                     for s in samples]),
-            }
-            rows[name].append({"confounding": float(level), "truth": truth,
-                               "estimate": est, "bias": bias})
+        samples = [_sample(n, float(level), s, _WORLDS) for s in figure_seeds]
+        for world in _WORLDS:
+            mean = {k: float(np.mean([s[world]["estimate"][k] for s in samples]))
+                    for k in samples[0][world]["estimate"]}
+            truth = float(np.mean([s[world]["truth"]["ate"] for s in samples]))
+            rows[world].append({"confounding": float(level), "true_ate": truth, **mean})
+    exact = {world: max(abs(_sample(n, _CONFOUNDING, s, _WORLDS)[world]["estimate"]["ate"]
+                            - _sample(n, _CONFOUNDING, s, _WORLDS)[world]["truth"]["ate"])
+                        for s in figure_seeds) for world in ("known", "ridge")}
 
-    at = {name: next(r for r in rows[name] if r["confounding"] == 0.8) for name in rows}
-    observed = {}
-    for name, row in at.items():
-        observed[f"{name}_true_ate"] = row["truth"]["ate"]
-        observed[f"{name}_rate_ate"] = row["estimate"]["ate"]
-        observed[f"{name}_rate_ate_abs_error_max"] = row["bias"]["rate_ate"]
-        observed[f"{name}_naive_bias"] = row["bias"]["naive"]
-        observed[f"{name}_single_rewrite_att_bias"] = row["bias"]["single_rewrite_att"]
-    observed["table_known_reward"] = [
-        [r["confounding"], r["truth"]["ate"], r["estimate"]["naive"],
-         r["estimate"]["single_rewrite_att"], r["estimate"]["ate"], r["estimate"]["att"]]
-        for r in rows["known"]]
-    saturating = [s["saturating"] for s in confounded]
-    true_ate = float(np.mean([s["truth"]["ate"] for s in saturating]))
-    ours = _within([s["estimate"]["ate"] - s["truth"]["ate"] for s in saturating], true_ate)
-    control = _within([s["estimate"]["single_rewrite_att"] - s["truth"]["att"]
-                       for s in saturating], true_ate)
-    observed["saturating_rate_ate"] = ours
-    observed["saturating_rate_att_error"] = float(np.mean(
-        [s["estimate"]["att"] - s["truth"]["att"] for s in saturating]))
-    observed["saturating_naive_error"] = float(np.mean(
-        [s["estimate"]["naive"] - s["truth"]["ate"] for s in saturating]))
-
-    fig, axes = new_figure(1, 3, figsize=(13, 3.6))
-    for ax, name in zip(axes, ("known", "ridge", "saturating")):
-        x = [r["confounding"] for r in rows[name]]
-        ax.plot(x, [r["truth"]["ate"] for r in rows[name]], color="k", lw=5, alpha=0.3,
+    fig, axes = new_figure(1, 4, figsize=(16, 3.6))
+    for ax, world in zip(axes, _WORLDS):
+        x = [r["confounding"] for r in rows[world]]
+        ax.plot(x, [r["true_ate"] for r in rows[world]], color="k", lw=5, alpha=0.3,
                 label="true ATE")
-        ax.plot(x, [r["estimate"]["ate"] for r in rows[name]], "o-", label="RATE ATE")
-        ax.plot(x, [r["estimate"]["att"] for r in rows[name]], "s--", label="RATE ATT")
-        ax.plot(x, [r["estimate"]["naive"] for r in rows[name]], "^-", label="naive")
-        ax.plot(x, [r["estimate"]["single_rewrite_att"] for r in rows[name]], "v-",
-                label="single-rewrite ATT")
+        for key, style, label in (("ate", "o-", "RATE ATE"), ("att", "s--", "RATE ATT"),
+                                  ("naive", "^-", "naive"),
+                                  ("single_rewrite_att", "v-", "single-rewrite ATT")):
+            ax.plot(x, [r[key] for r in rows[world]], style, label=label)
         ax.set_xlabel("confounding of sentiment with typos")
-        ax.set_title({"known": "known additive reward", "ridge": "ridge reward model",
-                      "saturating": f"saturating reward (s={_SATURATION:g})"}[name])
+        ax.set_title(_TITLES[world], fontsize=9)
     axes[0].set_ylabel("effect of sentiment on reward")
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "rate_vs_confounding")
-    return ClaimResult(
-        observed=observed,
-        expected={"saturating_rate_ate_error_within": f"+-{_RELATIVE_TOLERANCE:g} * true ATE",
-                  "confounding": 0.8},
-        passed=bool(ours["passed"]),
-        control=ControlResult(observed={"saturating_single_rewrite_att": control},
-                              passed=bool(control["passed"])),
+    return _all_of(
+        comparisons,
+        observed={"sweep": rows, "additive_rate_ate_abs_error_max": exact,
+                  "n_reviews": n},
         artifacts=[artifact],
-        notes=(f"{n} reviews, {n_seeds} seed(s); synthetic world, not the paper's IMDB/LLM "
-               "setting. Under the known additive reward and the ridge model (additive in "
-               "tokens) the rewrite errors cancel exactly, so RATE's error there is 0 by "
-               "construction (shown, not asserted: *_rate_ate_abs_error_max). Under the "
-               "saturating reward the typo fixes and deleted words move each review along "
-               "the tanh curve, so what RATE recovers is the effect of sentiment on the "
-               "rewritten (typo-free) reviews: close to, but not exactly, the effect on the "
-               "originals (see saturating_rate_ate and saturating_rate_att_error). The table "
-               "rows are (confounding, true ATE, naive, single-rewrite ATT, RATE ATE, RATE "
-               "ATT) for the known reward."),
+        notes=(f"{n} reviews per seed; synthetic world, not the paper's IMDB/LLM setting. "
+               "Under the known additive reward and the ridge model (additive in tokens) "
+               "the rewrite errors cancel exactly, so RATE's error there is 0 by "
+               "construction (shown, not asserted: additive_rate_ate_abs_error_max). Under "
+               "the saturating and the interaction rewards the typo fixes and deleted words "
+               "change the effect of sentiment itself, so RATE recovers the effect on the "
+               "rewritten reviews, not exactly the effect on the originals. The sweep "
+               f"averages {per_level} seed(s) per confounding level."),
     )
 
 
-def _coverage_trial(seed, n, confounding, population_effect, alpha):
-    from ..datasets import make_synthetic_reviews, synthetic_review_reward
+def _coverage_trial(seed, n, confounding, population_effect, alpha, reward):
+    from ..datasets import make_synthetic_reviews
     from ..reward import RATE, LexiconRewriter
 
     texts, w, _ = make_synthetic_reviews(n, confounding=confounding, random_state=seed)
-    rate = RATE(rewriter=LexiconRewriter(), reward_model=synthetic_review_reward,
-                alpha=alpha).fit(texts, w)
+    rate = RATE(rewriter=LexiconRewriter(), reward_model=reward, alpha=alpha).fit(texts, w)
     return {key: bool(rate.ci_[key][0] <= population_effect <= rate.ci_[key][1])
             for key in ("ate", "att", "atu", "naive", "single_rewrite_att")}
+
+
+@shared_cache(maxsize=4096)
+def _covered(seed, n):
+    from ..datasets._reward import N_SENTIMENT_WORDS
+
+    # A perfect swap moves the known reward by twice the number of sentiment words,
+    # drawn uniformly; the per-text noise has mean 0 whatever the sentiment.
+    effect = 2 * np.mean(np.arange(N_SENTIMENT_WORDS[0], N_SENTIMENT_WORDS[1] + 1))
+    return _coverage_trial(seed, n, _CONFOUNDING, effect, 0.05, _noisy_reward)
 
 
 @register_claim(
     SLUG, "ci-coverage",
     "The paired 95% confidence interval of RATE's ATE covers the population effect at the "
-    "nominal rate over 100 independent samples (confounding 0.8).",
+    "nominal rate (between 92% and 98%) over independent samples (confounding 0.8), under a "
+    "reward model whose per-unit rewrite differences are not the true effects.",
     paper_statement=(
         "RATE is a paired mean of per-unit rewrite differences, with a normal confidence "
         "interval (Section 3; the official code's standard errors)."
     ),
-    check="coverage of the population ATE over 100 samples inside the two-sided 99% band "
-          "of Binomial(100, 0.95), as a rate; known additive reward",
-    control="second rewrite removed: the single-rewrite ATT interval, same band check",
+    check="on trials added in looks (200, 400 at quick scale), 200 reviews each, reward = "
+          "known reward + a fixed N(0, 1) score per text: the one-sided lower t bound of the "
+          "ATE coverage is above 0.92 and the upper bound below 0.98 (contradicted when the "
+          "upper bound is below 0.95 or the lower bound above 0.95)",
+    control="second rewrite removed: the single-rewrite ATT interval, same under-coverage "
+            "check",
+    effect_of_interest=_COVERAGE_EOI,
 )
 def _claim_ci_coverage(scale, seed, out_dir):
-    from ..datasets._reward import N_SENTIMENT_WORDS
+    looks, n = _COVERAGE_SETTINGS[scale]
+    arms = {key: (lambda k: lambda s: float(_covered(s, n)[k]))(key)
+            for key in ("ate", "single_rewrite_att", "att", "atu", "naive")}
+    under = run_comparison(arms, method="ate", baseline=None,
+                           control_method="single_rewrite_att", seed=seed, looks=looks,
+                           effect_of_interest=_COVERAGE_EOI, alternative="greater",
+                           margin=_UNDER_MARGIN, metric="coverage of the population ATE")
+    # The over-coverage side on the same trials (a too-wide interval must not pass).
+    from ._stats import decide
 
-    n_trials, n = _COVERAGE_SETTINGS[scale]
-    # Under the known reward a perfect swap moves a review's reward by twice its
-    # number of sentiment words, drawn uniformly, for either sentiment.
-    population_effect = 2 * np.mean(np.arange(N_SENTIMENT_WORDS[0], N_SENTIMENT_WORDS[1] + 1))
-    trials = parallel_map(_coverage_trial, spawn_seeds(seed, n_trials), n_jobs=1, n=n,
-                          confounding=0.8, population_effect=population_effect, alpha=0.05)
-    coverage = {key: float(np.mean([t[key] for t in trials])) for key in trials[0]}
-    low, high = binomial_band(n_trials, 0.95, confidence=0.99)
+    over = decide(under.values["ate"], effect_of_interest=_NOMINAL, alternative="less",
+                  margin=_OVER_MARGIN, looks=looks)
+    if "contradicted" in (under.verdict, over.verdict):
+        verdict = "contradicted"
+    elif under.verdict == over.verdict == "pass":
+        verdict = "pass"
+    else:
+        verdict = "undecided"
+    coverage = {key: float(np.mean(v)) for key, v in under.values.items()}
 
     fig, ax = new_figure(figsize=(5.5, 3.4))
     names = list(coverage)
     ax.bar(names, [coverage[k] for k in names],
-           color=["tab:blue"] * 3 + ["tab:gray"] * 2)
-    ax.axhline(0.95, color="k", ls="--", lw=1, label="nominal 95%")
-    ax.axhspan(low, high, color="tab:green", alpha=0.2, label="99% binomial band")
-    ax.set_ylabel(f"coverage over {n_trials} samples")
+           color=["tab:blue", "tab:gray", "tab:blue", "tab:blue", "tab:gray"])
+    ax.axhline(_NOMINAL, color="k", ls="--", lw=1, label="nominal 95%")
+    ax.axhspan(_UNDER_MARGIN, _OVER_MARGIN, color="tab:green", alpha=0.2,
+               label="accepted coverage")
+    ax.set_ylabel(f"coverage over {len(under.seeds)} samples")
     ax.set_ylim(0, 1.02)
     ax.tick_params(axis="x", labelrotation=20)
     ax.legend(fontsize=8, loc="center right")
     artifact = save_figure(fig, out_dir, "rate_ci_coverage")
-    return ClaimResult(
-        observed={f"coverage_{k}": v for k, v in coverage.items()}
-        | {"n_trials": n_trials, "n_reviews": n, "population_effect": population_effect},
-        expected={"coverage_ate_band": [low, high], "nominal": 0.95},
-        passed=bool(low <= coverage["ate"] <= high),
-        control=ControlResult(
-            observed={"coverage_single_rewrite_att": coverage["single_rewrite_att"]},
-            passed=bool(low <= coverage["single_rewrite_att"] <= high)),
+    result = under.claim_result(
+        observed={"coverage": coverage, "over_coverage_check": over.to_dict(),
+                  "n_reviews": n, "population_effect": 6.0, "noise_sd": _NOISE_SD},
+        expected={"reproduced": f"lower bound > {_UNDER_MARGIN} and upper bound < "
+                                f"{_OVER_MARGIN}",
+                  "contradicted": f"upper bound < {_NOMINAL} or lower bound > {_NOMINAL}"},
         artifacts=[artifact],
-        notes=("Coverage of the population effect (6 under the known reward); the naive and "
-               "single-rewrite intervals are shown for contrast. With the known reward RATE's "
-               "per-unit differences equal the true per-unit effects, so the coverage tests "
-               "the paired normal interval itself."),
-    )
+        notes="Coverage of the population effect 6; the naive, ATT, ATU and single-rewrite "
+              "intervals are shown for contrast. The reward's per-text noise makes each "
+              "unit's rewrite difference the true effect plus the noise of two texts, so the "
+              "interval's standard error is tested, not only the central limit theorem.")
+    result.verdict, result.passed = verdict, verdict == "pass"
+    return result
 
 
 @register_claim(
     SLUG, "non-idempotent-control",
     "When the rewriter's off-target change is not idempotent (it trims 10% of the filler "
     "words on every pass), RATE's ATT and ATU become biased in opposite directions while its "
-    "ATE still cancels: the assumption is needed.",
+    "ATE nearly cancels: a demonstration of the assumption, built into the simulated world.",
     paper_statement=(
         "Key assumption (Section 3): the off-target changes of a rewrite are the same in x' "
         "and x''; RATE's unbiasedness rests on it."
     ),
-    check="mean over seeds, known reward, confounding 0.8, trimming rewriter: ATT bias <= "
-          "-0.03, ATU bias >= 0.03 and |ATE bias| <= 0.02 (thresholds ours)",
-    control="idempotent rewriter (the assumption holds): the same check must fail",
+    check="reported: mean bias of RATE's ATE, ATT and ATU over seeds, known reward, "
+          "confounding 0.8, idempotent and trimming rewriters. The trimming bias of about "
+          "0.06 follows from how the world is built, so it is not a reproduction.",
+    reported=True,
 )
 def _claim_non_idempotent_control(scale, seed, out_dir):
     n, n_seeds = _CONTROL_SETTINGS[scale]
-    seeds = spawn_seeds(seed, n_seeds)
+    seeds = claim_seeds(seed, n_seeds, 1)
     bias = {}
     for label, trim in (("idempotent", 0.0), ("non_idempotent", 0.1)):
-        samples = [_one_sample(n, _CONTROL_CONFOUNDING, s, trim_fraction=trim)["known"]
+        samples = [_sample(n, _CONFOUNDING, s, ("known",), trim_fraction=trim)["known"]
                    for s in seeds]
         bias[label] = {k: float(np.mean([s["estimate"][k] - s["truth"][k] for s in samples]))
                        for k in ("ate", "att", "atu")}
-    def check(b):
-        return bool(b["att"] <= -0.03 and b["atu"] >= 0.03 and abs(b["ate"]) <= 0.02)
 
     fig, ax = new_figure(figsize=(5, 3.4))
     width = 0.38
@@ -291,15 +341,12 @@ def _claim_non_idempotent_control(scale, seed, out_dir):
     ax.legend(fontsize=8)
     artifact = save_figure(fig, out_dir, "rate_negative_control")
     return ClaimResult(
-        observed={f"{label}_{k}_bias": v for label in bias for k, v in bias[label].items()},
-        expected={"non_idempotent_att_bias_max": -0.03, "non_idempotent_atu_bias_min": 0.03,
-                  "non_idempotent_ate_abs_bias_max": 0.02},
-        passed=check(bias["non_idempotent"]),
-        control=ControlResult(observed={f"idempotent_{k}_bias": v
-                                        for k, v in bias["idempotent"].items()},
-                              passed=check(bias["idempotent"])),
+        observed={f"{label}_{k}_bias": v for label in bias for k, v in bias[label].items()}
+        | {"seeds": seeds},
+        expected={},
+        passed=None,
         artifacts=[artifact],
-        notes=(f"{n} reviews, confounding {_CONTROL_CONFOUNDING}, mean of {n_seeds} seed(s), "
+        notes=(f"{n} reviews, confounding {_CONFOUNDING}, mean of {n_seeds} seed(s), "
                "known reward. The second pass trims about 10% of the ~35 remaining filler "
                "words, 0.02 reward each, so ATT drops and ATU rises by about 0.07; the two "
                "groups are balanced, so the ATE nearly cancels. The biases are small next to "

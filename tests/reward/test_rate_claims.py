@@ -1,45 +1,68 @@
+import numpy as np
 import pytest
 
+from skpaper.papers import get_claims, run_claim
 from skpaper.papers import rate as rate_paper
+from skpaper.papers._registry import STATUSES
 
 
 @pytest.fixture(scope="module")
 def smoke_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("rate")
-    claims = {
-        "confounding-bias": rate_paper._claim_confounding_bias,
-        "ci-coverage": rate_paper._claim_ci_coverage,
-        "non-idempotent-control": rate_paper._claim_non_idempotent_control,
-    }
-    return {name: claim("smoke", 0, out) for name, claim in claims.items()}, out
+    return {c.claim_id: run_claim(c, scale="smoke", seed=0, out_dir=out)
+            for c in get_claims("rate")}, out
+
+
+def test_rate_claims_declare_effects_and_return_decisions(smoke_results):
+    results, out = smoke_results
+    assert set(results) == {"confounding-bias", "ci-coverage", "non-idempotent-control"}
+    for claim in get_claims("rate"):
+        result = results[claim.claim_id]
+        assert result.error is None and result.status in STATUSES
+        assert all((out / "rate" / a).exists() for a in result.artifacts)
+        if claim.reported:
+            assert result.status == "reported"
+        else:
+            assert claim.effect_of_interest is not None
+            assert result.control.verdict in ("fail", "pass", "undecided")
+            assert result.power["n_seeds"] >= 2
 
 
 def test_rate_claim_confounding_bias_smoke(smoke_results):
-    results, out = smoke_results
+    results, _ = smoke_results
     observed = results["confounding-bias"].observed
-    for reward in ("known", "ridge"):
-        assert observed[f"{reward}_rate_ate_abs_error_max"] < 0.05
-        assert observed[f"{reward}_naive_bias"] < -0.3
-        assert observed[f"{reward}_single_rewrite_att_bias"] < -0.3
-    assert all((out / name).exists() for name in results["confounding-bias"].artifacts)
-    # additive rewards: an exact cancellation; the saturating reward: close, not exact
-    assert observed["known_rate_ate_abs_error_max"] < 1e-9
-    saturating = observed["saturating_rate_ate"]
-    assert 0 < abs(saturating["mean_error"]) < saturating["margin"]
-    single = results["confounding-bias"].control.observed["saturating_single_rewrite_att"]
-    assert single["margin"] == saturating["margin"] and not single["passed"]
+    # additive rewards: an exact cancellation
+    assert max(observed["additive_rate_ate_abs_error_max"].values()) < 1e-9
+    for world in ("saturating", "interaction"):
+        setting = observed["by_setting"][world]
+        assert setting["check"]["alternative"] == "less" and setting["check"]["margin"] == 0.02
+        # the single rewrite keeps the off-target changes: a larger relative error
+        assert np.mean(setting["per_seed"]["single-rewrite ATT"]) > setting["check"]["mean"]
+    for row in observed["sweep"]["known"]:
+        assert row["ate"] == pytest.approx(row["true_ate"])
 
 
 def test_rate_claim_coverage_smoke(smoke_results):
     results, _ = smoke_results
-    coverage = results["ci-coverage"].observed
-    assert coverage["coverage_ate"] >= 0.8
-    assert coverage["coverage_naive"] <= 0.5
+    coverage = results["ci-coverage"].observed["coverage"]
+    assert coverage["ate"] >= 0.8
+    assert coverage["naive"] <= 0.5
+    over = results["ci-coverage"].observed["over_coverage_check"]
+    assert over["alternative"] == "less" and over["margin"] == 0.98
 
 
-def test_rate_claim_non_idempotent_control_smoke(smoke_results):
+def test_noisy_reward_is_a_function_of_the_text():
+    from skpaper.datasets import synthetic_review_reward
+
+    texts = ["a good film", "a bad film~", "a good film"]
+    scores = rate_paper._noisy_reward(texts)
+    assert scores[0] == scores[2] and scores[0] != synthetic_review_reward(texts)[0]
+
+
+def test_rate_claim_non_idempotent_control_is_reported(smoke_results):
     results, _ = smoke_results
     control = results["non-idempotent-control"].observed
+    assert results["non-idempotent-control"].status == "reported"
     assert control["non_idempotent_att_bias"] < 0 < control["non_idempotent_atu_bias"]
     assert abs(control["idempotent_att_bias"]) < 1e-9
     assert abs(control["non_idempotent_ate_bias"]) < abs(control["non_idempotent_att_bias"])
