@@ -12,18 +12,18 @@ Fairness: at equal ``rank`` a TeDS embedding holds 4·rank reals and a ComplEx-f
 one 2·rank, so TeDS would get about twice the parameters. Every comparison is
 therefore made at **equal parameter count**: TNTComplEx at the scale's rank is the
 reference, and each other model's rank is the one whose parameter count is closest
-to it. TeDS at the reference's rank (about 1.8x the parameters) is reported beside.
-All arms train with the same recipe, epochs, batch size and data, on paired seeds
-(each seed draws its own graph, split and initialisations).
+to it. TeDS at the reference's rank (about 1.8x the parameters) is reported on the
+held-out-timestamp split. All arms train with the same recipe, epochs, batch size
+and data, on paired sequential seeds (each seed draws its own graph, split and
+initialisations; :func:`~skpaper.papers.run_comparison`).
 """
-
-from functools import lru_cache
 
 import numpy as np
 
+from ._comparison import ArmRun, EffectOfInterest, decide_claim, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
-from ._stats import claim_seeds, paired_difference
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
+from ._stats import claim_seeds
 
 SLUG = "teds"
 
@@ -34,13 +34,13 @@ register_paper(SLUG, "TeDS: Joint Learning of Diachronic and Synchronic Perspect
 _SCALES = {
     "smoke": {"data": dict(n_entities=40, n_relations=4, n_timestamps=16, n_facts=1500,
                            n_clusters=4, era_length=4),
-              "model": dict(rank=8, max_epochs=5, batch_size=500), "n_seeds": 3},
+              "model": dict(rank=8, max_epochs=5, batch_size=500), "looks": (2,)},
     "quick": {"data": dict(n_entities=120, n_relations=8, n_timestamps=40, n_facts=6000,
                            n_clusters=8, era_length=10),
-              "model": dict(rank=24, max_epochs=20, batch_size=1000), "n_seeds": 4},
+              "model": dict(rank=24, max_epochs=20, batch_size=1000), "looks": (4, 8, 12)},
     "full": {"data": dict(n_entities=500, n_relations=20, n_timestamps=100, n_facts=60_000,
                           n_clusters=25, era_length=25),
-             "model": dict(rank=64, max_epochs=40, batch_size=2000), "n_seeds": 6},
+             "model": dict(rank=64, max_epochs=40, batch_size=2000), "looks": (8, 16, 32)},
 }
 _PRIOR = ("TNTComplEx", "TeAST")
 _REFERENCE = "TNTComplEx"
@@ -53,8 +53,14 @@ _ARMS = {
     "TeDS synchronic only": ("TeDS", {"composition": "synchronic"}, True),
     "TeDS equal rank": ("TeDS", {}, False),
 }
-_FACT_ARMS = tuple(_ARMS)
 _TIMESTAMP_ARMS = ("TNTComplEx", "TeDS", "TeDS synchronic only", "TeDS equal rank")
+#: Seeds of the held-out-timestamp report at each scale (a reported claim, no looks).
+_REPORT_SEEDS = {"smoke": 2, "quick": 4, "full": 6}
+_EOI = EffectOfInterest(
+    0.01, "ours",
+    "one point of filtered MRR: the smallest gain between successive temporal KG models "
+    "that their comparison tables treat as an improvement (the paper's benchmark values "
+    "were not retrievable offline)")
 _STATEMENT_NOTE = (" The paper's six benchmarks are not available offline; the synthetic "
                    "graph and the TeDS composition are reconstructions.")
 
@@ -111,24 +117,36 @@ def _shuffle_time(test, n_timestamps, seed):
     return shuffled
 
 
-@lru_cache(maxsize=4)
-def _run(scale, seed, by):
-    """Per arm: test MRR per seed, MRR with shuffled test timestamps, parameters, rank."""
-    arms = _FACT_ARMS if by == "fact" else _TIMESTAMP_ARMS
-    configs = {arm: _arm_config(arm, scale) for arm in arms}
-    out = {arm: {"mrr": [], "mrr_shuffled_time": [], "parameters": configs[arm][2],
-                 "rank": configs[arm][1]["rank"]} for arm in arms}
-    n_timestamps = _SCALES[scale]["data"]["n_timestamps"]
-    for run_seed in claim_seeds(seed, _SCALES[scale]["n_seeds"], 1 if by == "fact" else 2):
-        train, test = _split(scale, run_seed, by)
-        shuffled = _shuffle_time(test, n_timestamps, run_seed)
-        for arm in arms:
-            name, overrides, _ = configs[arm]
-            est = _estimator(name, scale, run_seed, **overrides).fit(train)
-            out[arm]["mrr"].append(est.evaluate(test)["mrr"])
-            if by == "fact":
-                out[arm]["mrr_shuffled_time"].append(est.evaluate(shuffled)["mrr"])
-    return out
+@shared_cache(maxsize=512)
+def _fit(scale, run_seed, by, arm):
+    """Test MRR of one arm on one seed, and its MRR with shuffled test timestamps."""
+    train, test = _split(scale, run_seed, by)
+    name, overrides, _ = _arm_config(arm, scale)
+    est = _estimator(name, scale, run_seed, **overrides).fit(train)
+    if by != "fact":
+        return est.evaluate(test)["mrr"], None
+    shuffled = _shuffle_time(test, _SCALES[scale]["data"]["n_timestamps"], run_seed)
+    return est.evaluate(test)["mrr"], est.evaluate(shuffled)["mrr"]
+
+
+def _fact_arm(scale, arms, pick=None, shuffled=False):
+    """One figure per seed on the random split: the arm's MRR, or ``pick`` (min or max)
+    over several arms (the harder comparator of a claim)."""
+    cfg = _SCALES[scale]
+    n_train = int(round(0.8 * cfg["data"]["n_facts"]))
+
+    def run(seed):
+        values = [_fit(scale, seed, "fact", a)[int(shuffled)] for a in arms]
+        return ArmRun(float(pick(values) if pick else values[0]),
+                      parameters=_arm_config(arms[0], scale)[2],
+                      train_steps=cfg["model"]["max_epochs"], train_examples=n_train,
+                      extra={"train_steps_unit": "epochs", "rank": _arm_config(arms[0],
+                                                                              scale)[1]["rank"]})
+    return run
+
+
+def _per_seed(scale, seeds, arm, by="fact"):
+    return [_fit(scale, s, by, arm)[0] for s in seeds]
 
 
 def _arms_record(res, scale):
@@ -158,32 +176,41 @@ def _bar_plot(results, title, out_dir, name):
                 paper_statement="Time-aware TKGC models outperform static KG embeddings on "
                                 "temporal benchmarks (the premise of the paper's comparison "
                                 "tables, where static models trail)." + _STATEMENT_NOTE,
-                check="for each of TNTComplEx, TeAST and TeDS at equal parameters: the lower "
-                      "95% bound of the paired MRR gain over ComplEx (random 80/20 split, "
-                      "paired seeds) is > 0",
+                check="sequential paired seeds (looks 4, 8, 12 at quick): lower bound of "
+                      "mean(MRR of the weakest of TNTComplEx, TeAST and TeDS on that seed - "
+                      "ComplEx's, equal parameters, random 80/20 split) > 0; contradicted "
+                      "when the upper bound is below 0.01 MRR",
                 control="the same models evaluated with the test timestamps replaced by "
-                        "random ones (time information removed)")
+                        "random ones (time information removed)",
+                effect_of_interest=_EOI)
 def _claim_time_aware(scale, seed, out_dir):
-    res = _run(scale, seed, "fact")
     models = ("TNTComplEx", "TeAST", "TeDS")
-    gains = {m: paired_difference(res[m]["mrr"], res["ComplEx"]["mrr"]) for m in models}
-    control = {m: paired_difference(res[m]["mrr_shuffled_time"],
-                                    res["ComplEx"]["mrr_shuffled_time"]) for m in models}
-    artifact = _bar_plot({**{m: res[m]["mrr"] for m in ("ComplEx", *models)},
-                          **{f"{m} random t": res[m]["mrr_shuffled_time"] for m in models}},
+    arms = {"weakest time-aware model": _fact_arm(scale, models, min),
+            "ComplEx": _fact_arm(scale, ("ComplEx",)),
+            "weakest time-aware model, random test timestamps": _fact_arm(scale, models, min,
+                                                                          shuffled=True),
+            "ComplEx, random test timestamps": _fact_arm(scale, ("ComplEx",), shuffled=True)}
+    cmp = run_comparison(arms, method="weakest time-aware model", baseline="ComplEx",
+                         control_method="weakest time-aware model, random test timestamps",
+                         control_baseline="ComplEx, random test timestamps", seed=seed,
+                         looks=_SCALES[scale]["looks"], key=(1,), effect_of_interest=_EOI,
+                         metric="time-aware filtered MRR (test)")
+    gains = {m: decide_claim(_per_seed(scale, cmp.seeds, m),
+                             _per_seed(scale, cmp.seeds, "ComplEx"),
+                             effect_of_interest=_EOI).decision.to_dict() for m in models}
+    artifact = _bar_plot({**{m: _per_seed(scale, cmp.seeds, m) for m in ("ComplEx", *models)},
+                          **{f"{m} random t": [_fit(scale, s, "fact", m)[1] for s in cmp.seeds]
+                             for m in models}},
                          "random split, equal parameters", out_dir, "time_aware_vs_static")
-    return ClaimResult(
-        observed={**{f"gain_over_static_{m}": g.to_dict() for m, g in gains.items()},
-                  "mrr_per_seed": {arm: r["mrr"] for arm, r in res.items()}},
-        expected={"gain_lower_bound": "> 0 for every time-aware model"},
-        passed=all(g.passed for g in gains.values()),
-        control=ControlResult(
-            observed={f"gain_over_static_{m}": c.to_dict() for m, c in control.items()},
-            passed=all(c.passed for c in control.values())),
-        arms=_arms_record({a: res[a] for a in ("ComplEx", *models)}, scale),
+    for m in models:
+        cmp.arms[m] = dict(_fact_arm(scale, (m,))(cmp.seeds[0]).cost(), seeds=len(cmp.seeds))
+    return cmp.claim_result(
+        observed={**{f"gain_over_static_{m}": g for m, g in gains.items()}},
         artifacts=[artifact],
-        notes="Each seed draws its own graph, split and initialisations. The former 0.1 MRR "
-              "margin came from a planning prototype, not the paper, and is no longer used.")
+        notes="The check takes, seed by seed, the weakest of the three time-aware models, so "
+              "a pass bounds every model's gain at once. Each seed draws its own graph, "
+              "split and initialisations; ComplEx ignores time, so its MRR with random test "
+              "timestamps is its MRR.")
 
 
 @register_claim(SLUG, "diachronic-unseen-timestamps",
@@ -194,29 +221,34 @@ def _claim_time_aware(scale, seed, out_dir):
                                 "angles whose trigonometric functions form a rotation "
                                 "quaternion (abstract), so the representation of a time "
                                 "point follows from its position in time." + _STATEMENT_NOTE,
-                check="lower 95% bound of the paired MRR gain of TeDS over TNTComplEx (equal "
-                      "parameters) on the held-out-timestamp split > 0",
-                control="TeDS with its diachronic part removed (composition='synchronic')")
+                check="Reported, not asserted: the paper does not state this comparison (it is "
+                      "an inference of this project's planning from the diachronic design). "
+                      "Recorded: the paired MRR gains of TeDS, of TeDS without its "
+                      "diachronic part and of TeDS at equal rank over TNTComplEx on the "
+                      "held-out-timestamp split.",
+                reported=True)
 def _claim_unseen(scale, seed, out_dir):
-    res = _run(scale, seed, "timestamp")
-    gain = paired_difference(res["TeDS"]["mrr"], res["TNTComplEx"]["mrr"])
-    control = paired_difference(res["TeDS synchronic only"]["mrr"], res["TNTComplEx"]["mrr"])
-    equal_rank = paired_difference(res["TeDS equal rank"]["mrr"], res["TNTComplEx"]["mrr"])
-    artifact = _bar_plot({a: r["mrr"] for a, r in res.items()}, "held-out timestamps",
-                         out_dir, "unseen_timestamps")
+    seeds = claim_seeds(seed, _REPORT_SEEDS[scale], 2)
+    mrr = {arm: _per_seed(scale, seeds, arm, "timestamp") for arm in _TIMESTAMP_ARMS}
+
+    def gain(arm):
+        return decide_claim(mrr[arm], mrr["TNTComplEx"], effect_of_interest=_EOI
+                            ).decision.to_dict()
+
+    artifact = _bar_plot(mrr, "held-out timestamps", out_dir, "unseen_timestamps")
     return ClaimResult(
-        observed={"gain_equal_parameters": gain.to_dict(),
-                  "gain_equal_rank": equal_rank.to_dict(),
-                  "mrr_per_seed": {arm: r["mrr"] for arm, r in res.items()}},
-        expected={"gain_equal_parameters_lower_bound": "> 0"},
-        passed=gain.passed,
-        control=ControlResult(observed={"gain_synchronic_only": control.to_dict()},
-                              passed=control.passed),
-        arms=_arms_record(res, scale), artifacts=[artifact],
+        observed={"gain_equal_parameters": gain("TeDS"),
+                  "gain_synchronic_only": gain("TeDS synchronic only"),
+                  "gain_equal_rank": gain("TeDS equal rank"), "mrr_per_seed": mrr,
+                  "seeds": seeds},
+        expected={"reported": "paired gains over TNTComplEx, no verdict"},
+        passed=None, arms=_arms_record({a: {"parameters": _arm_config(a, scale)[2],
+                                            "rank": _arm_config(a, scale)[1]["rank"]}
+                                        for a in mrr}, scale),
+        artifacts=[artifact],
         notes="Both models use the same recipe, including the temporal smoothness penalty, "
               "which pulls unseen timestamp embeddings towards their neighbours and so lets "
-              "TNTComplEx interpolate. gain_equal_rank (TeDS with about 1.8x the parameters) "
-              "is reported, not judged.")
+              "TNTComplEx interpolate.")
 
 
 @register_claim(SLUG, "teds-beats-best-prior",
@@ -225,27 +257,31 @@ def _claim_unseen(scale, seed, out_dir):
                 paper_statement="TeDS significantly outperforms the state of the art on six "
                                 "benchmarks (abstract); TeAST is the strongest prior model "
                                 "of the same lineage." + _STATEMENT_NOTE,
-                check="lower 95% bound of the paired MRR gain of TeDS over the prior model "
-                      "with the higher mean (TNTComplEx or TeAST, equal parameters) > 0",
-                control="TeDS with its diachronic part removed (composition='synchronic')")
+                check="sequential paired seeds (looks 4, 8, 12 at quick): lower bound of "
+                      "mean(MRR of TeDS - the better of TNTComplEx and TeAST on that seed, "
+                      "equal parameters) > 0; contradicted when the upper bound is below "
+                      "0.01 MRR",
+                control="TeDS with its diachronic part removed (composition='synchronic'), "
+                        "against the same comparator",
+                effect_of_interest=_EOI)
 def _claim_beats_prior(scale, seed, out_dir):
-    res = _run(scale, seed, "fact")
-    best = max(_PRIOR, key=lambda m: np.mean(res[m]["mrr"]))
-    gain = paired_difference(res["TeDS"]["mrr"], res[best]["mrr"])
-    control = paired_difference(res["TeDS synchronic only"]["mrr"], res[best]["mrr"])
-    equal_rank = paired_difference(res["TeDS equal rank"]["mrr"], res[best]["mrr"])
-    shown = ("TNTComplEx", "TeAST", "TeDS", "TeDS synchronic only", "TeDS equal rank")
-    artifact = _bar_plot({a: res[a]["mrr"] for a in shown}, "random split", out_dir,
-                         "teds_vs_prior")
-    return ClaimResult(
-        observed={"best_prior": best, "gain_equal_parameters": gain.to_dict(),
-                  "gain_equal_rank": equal_rank.to_dict(),
-                  "mrr_per_seed": {arm: res[arm]["mrr"] for arm in shown}},
-        expected={"gain_equal_parameters_lower_bound": "> 0"},
-        passed=gain.passed,
-        control=ControlResult(observed={"gain_synchronic_only": control.to_dict()},
-                              passed=control.passed),
-        arms=_arms_record({a: res[a] for a in shown}, scale), artifacts=[artifact],
-        notes="Same fits as time-aware-beats-static. Choosing the stronger prior model on "
-              "the test MRR makes the check harder for TeDS, not easier. gain_equal_rank is "
-              "reported, not judged.")
+    arms = {"TeDS": _fact_arm(scale, ("TeDS",)),
+            "better prior model": _fact_arm(scale, _PRIOR, max),
+            "TeDS synchronic only": _fact_arm(scale, ("TeDS synchronic only",))}
+    cmp = run_comparison(arms, method="TeDS", baseline="better prior model",
+                         control_method="TeDS synchronic only", seed=seed,
+                         looks=_SCALES[scale]["looks"], key=(1,), effect_of_interest=_EOI,
+                         metric="time-aware filtered MRR (test)")
+    for m in _PRIOR:
+        cmp.arms[m] = dict(_fact_arm(scale, (m,))(cmp.seeds[0]).cost(), seeds=len(cmp.seeds))
+    shown = ("TNTComplEx", "TeAST", "TeDS", "TeDS synchronic only")
+    artifact = _bar_plot({a: _per_seed(scale, cmp.seeds, a) for a in shown}, "random split",
+                         out_dir, "teds_vs_prior")
+    return cmp.claim_result(
+        observed={"gain_over_each_prior": {m: decide_claim(
+            _per_seed(scale, cmp.seeds, "TeDS"), _per_seed(scale, cmp.seeds, m),
+            effect_of_interest=_EOI).decision.to_dict() for m in _PRIOR}},
+        artifacts=[artifact],
+        notes="Same fits as time-aware-beats-static. The comparator is, seed by seed, the "
+              "better of TNTComplEx and TeAST, which makes the check harder for TeDS. TeDS at "
+              "equal rank (about 1.8x the parameters) is no longer trained on this split.")

@@ -35,3 +35,33 @@ def test_shuffled_time_changes_only_timestamps():
     shuffled = teds._shuffle_time(test, 16, seed=0)
     assert np.array_equal(shuffled[:, :3], test[:, :3])
     assert shuffled[:, 3].max() < 16 and not np.array_equal(shuffled[:, 3], test[:, 3])
+
+
+def test_claims_declare_their_status_and_effect_of_interest():
+    from skpaper.papers import get_claims
+
+    claims = {c.claim_id: c for c in get_claims("teds")}
+    assert claims["diachronic-unseen-timestamps"].reported
+    for name in ("time-aware-beats-static", "teds-beats-best-prior"):
+        assert claims[name].control and claims[name].effect_of_interest.value == 0.01
+
+
+def test_smoke_comparators_are_the_seedwise_extremes(tmp_path):
+    import json
+
+    from skpaper.papers import STATUSES, get_claims, run_claim
+
+    claims = {c.claim_id: c for c in get_claims("teds")}
+    for name, arm, models, pick in (
+            ("teds-beats-best-prior", "better prior model", teds._PRIOR, np.max),
+            ("time-aware-beats-static", "weakest time-aware model",
+             ("TNTComplEx", "TeAST", "TeDS"), np.min)):
+        result = run_claim(claims[name], "smoke", 0, tmp_path)
+        assert result.error is None, result.error
+        assert result.status in STATUSES and result.status != "error"
+        payload = json.loads((tmp_path / "teds" / f"{name}.json").read_text())
+        assert payload["effect_of_interest"]["value"] == 0.01
+        assert {"n_seeds", "sd", "seeds_needed"} <= set(payload["power"])
+        seeds = result.observed["seeds"]
+        expected = [pick([teds._fit("smoke", s, "fact", m)[0] for m in models]) for s in seeds]
+        np.testing.assert_allclose(result.observed["per_seed"][arm], expected)
