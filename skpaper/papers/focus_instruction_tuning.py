@@ -27,12 +27,12 @@ Models trained inside the claims, from scratch, on the same data and seeds:
   is trained on ``y`` with the genre in place, as plain fine-tuning is.
 """
 
-import functools
-
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
+from ._comparison import ArmRun, EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
 from ._stats import claim_seeds, mean_interval, paired_difference, seed_summary
 
 SLUG = "focus-instruction-tuning"
@@ -52,6 +52,15 @@ _TYPES = ("empty", "focus_C", "ignore_S", "focus_C_ignore_S", "focus_S", "focus_
 
 #: The paper's radar figure: FIT scores about 85-100% on all six focus types on SMNLI.
 _PAPER_FOCUS_MIN = 0.85
+_STEER_EOI = EffectOfInterest(
+    _PAPER_FOCUS_MIN, "paper", "Figure 3 (SMNLI radar): FIT's focus accuracy is about 85-100% "
+    "on all six focus types; a minimum below 0.85 contradicts it")
+_ROBUST_EOI = EffectOfInterest(
+    0.02, "ours", "two points of accuracy on the flipped split: the smallest robustness gain "
+    "worth an instruction (the paper shows vanilla SFT dropping, without a figure to copy)")
+_UNSEEN_EOI = EffectOfInterest(
+    0.1, "ours", "asked to focus on the genre, the model answers the genre's label at least "
+    "ten points more often than asked to ignore it: steering a user would notice")
 #: Ours: the largest mean spread of decoupled FIT's focus(C)-ignore(S) accuracy across the
 #: iid, low and flipped splits counted as invariant (the paper: "nearly identical").
 _SPREAD_MAX = 0.02
@@ -60,11 +69,11 @@ _SCALES = {
     # tab_*: paired seeds, training/test rows and boosting iterations of the tabular models;
     # text_*: paired seeds, training texts, test texts per split, LM (layers, width, epochs)
     # and learning rate. "full" uses a GPU when present.
-    "smoke": dict(tab_seeds=2, tab_train=600, tab_test=300, tab_iter=20, text_seeds=2,
+    "smoke": dict(tab_looks=(2,), tab_train=600, tab_test=300, tab_iter=20, text_seeds=2,
                   text_train=240, text_test=30, text_lm=(1, 32, 2), text_lr=5e-3),
-    "quick": dict(tab_seeds=5, tab_train=3000, tab_test=1000, tab_iter=60, text_seeds=3,
+    "quick": dict(tab_looks=(4, 8, 16), tab_train=3000, tab_test=1000, tab_iter=60, text_seeds=3,
                   text_train=1200, text_test=120, text_lm=(2, 48, 8), text_lr=3e-3),
-    "full": dict(tab_seeds=10, tab_train=12000, tab_test=3000, tab_iter=200, text_seeds=5,
+    "full": dict(tab_looks=(8, 16, 32), tab_train=12000, tab_test=3000, tab_iter=200, text_seeds=5,
                  text_train=6000, text_test=900, text_lm=(2, 64, 20), text_lr=3e-3),
 }
 
@@ -96,6 +105,34 @@ def _hidden_instruction(base):
     return make_pipeline(keep, base)
 
 
+class _ShuffledInstruction(ClassifierMixin, BaseEstimator):
+    """The base learner trained with the instruction codes shuffled between rows.
+
+    FIT's mechanism removed: the learner sees the instructions, but in training they no
+    longer say which label (``y`` or ``y_S``) a row carries; at prediction the codes pass
+    unchanged. The negative control of the steering claims.
+    """
+
+    def __init__(self, base, n_code=len(_TYPES), random_state=None):
+        self.base = base
+        self.n_code = n_code
+        self.random_state = random_state
+
+    def fit(self, Z, y):
+        Z = np.array(Z, dtype=float)
+        rng = np.random.default_rng(self.random_state)
+        Z[:, -self.n_code:] = Z[rng.permutation(Z.shape[0]), -self.n_code:]
+        self.estimator_ = clone(self.base).fit(Z, y)
+        self.classes_ = self.estimator_.classes_
+        return self
+
+    def predict(self, Z):
+        return self.estimator_.predict(Z)
+
+    def predict_proba(self, Z):
+        return self.estimator_.predict_proba(Z)
+
+
 def _tabular_run(cfg, seed):
     from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -105,6 +142,12 @@ def _tabular_run(cfg, seed):
     X, y, _ = make_spurious_task(cfg["tab_train"], rho=_RHO, n_genres=_N_GENRES,
                                  genre_register=True, random_state=seed)
     tests = _test_splits(cfg["tab_test"], "tabular", seed + 1)
+    # An unseen genre carries no feature met in training: its register goes too (kept, the
+    # spurious label could be read off the register and focus(S) would hold by construction).
+    Xu, yu, ysu = tests["unseen_flipped"]
+    Xu = Xu.copy()
+    Xu[:, _N_CORE + _N_GENRES:] = 0.0
+    tests["unseen_flipped"] = (Xu, yu, ysu)
     spurious = list(range(_N_CORE, _N_CORE + _N_SPURIOUS))
 
     def base():
@@ -118,7 +161,9 @@ def _tabular_run(cfg, seed):
                                 for s, (Xt, yt, _) in tests.items()}}
     for name, decouple, learner in (("fit", False, base()), ("fit_decoupled", True, base()),
                                     ("sft_hidden_instruction", False,
-                                     _hidden_instruction(base()))):
+                                     _hidden_instruction(base())),
+                                    ("fit_shuffled_instruction", False,
+                                     _ShuffledInstruction(base(), random_state=seed))):
         model = FocusInstructionTuner(learner, spurious_columns=spurious,
                                       decouple_excluded=decouple, random_state=seed).fit(X, y)
         out[name] = {s: _report(model, Xt, yt, ys) for s, (Xt, yt, ys) in tests.items()}
@@ -149,21 +194,35 @@ def _text_run(cfg, seed, device):
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _experiment(scale, seed):
-    """Train every model of the paper's comparison once; shared by the claims.
+@shared_cache(maxsize=64)
+def _tabular(scale, seed):
+    """Every tabular model of one paired seed (shared by the claims)."""
+    return _tabular_run(_SCALES[scale], seed)
 
-    Returns the per-seed mean reports (``{model: {split: {type: acc}}}``) and the per-seed
-    reports (``{model: [report, ...]}``), every model on the same paired seeds.
-    """
+
+@shared_cache(maxsize=4)
+def _text_experiment(scale, seed):
+    """The text models on their paired seeds: per-seed reports ``{model: [report, ...]}``."""
     cfg = _SCALES[scale]
     # smoke and quick stay on the CPU so that their figures are the same on every machine.
     device = "auto" if scale == "full" else "cpu"
-    runs = [_tabular_run(cfg, s) for s in claim_seeds(seed, cfg["tab_seeds"], 1)]
-    runs_text = [_text_run(cfg, s, device) for s in claim_seeds(seed, cfg["text_seeds"], 2)]
-    per_seed = {name: [r[name] for r in group]
-                for group in (runs, runs_text) for name in group[0]}
-    return {name: _mean_reports(reports) for name, reports in per_seed.items()}, per_seed
+    runs = [_text_run(cfg, s, device) for s in claim_seeds(seed, cfg["text_seeds"], 2)]
+    return {name: [r[name] for r in runs] for name in runs[0]}
+
+
+def _tab_per_seed(scale, seeds):
+    runs = [_tabular(scale, s) for s in seeds]
+    return {name: [r[name] for r in runs] for name in runs[0]}
+
+
+def _tab_comparison(scale, seed, arms, **kwargs):
+    """Tabular arms on sequential paired seeds (one stream shared by every tabular claim)."""
+    cfg = _SCALES[scale]
+    cost = dict(train_examples=cfg["tab_train"], train_steps=cfg["tab_iter"],
+                extra={"learner": "HistGradientBoostingClassifier"})
+    runs = {name: (lambda f: lambda s: ArmRun(f(_tabular(scale, s)), **cost))(func)
+            for name, func in arms.items()}
+    return run_comparison(runs, seed=seed, looks=cfg["tab_looks"], key=(1,), **kwargs)
 
 
 def _mean_reports(reports):
@@ -209,15 +268,9 @@ def _spread(report, focus="focus_C_ignore_S"):
     return max(values) - min(values)
 
 
-def _tab_arms(cfg, names):
-    return {name: {"learner": f"HistGradientBoostingClassifier(max_iter={cfg['tab_iter']})",
-                   "train_examples": cfg["tab_train"], "paired_seeds": cfg["tab_seeds"]}
-            for name in names}
-
-
-def _min_focus_claim(per_seed, model, split):
-    return mean_interval([_min_focus(r, split) for r in per_seed[model]],
-                         alternative="greater", margin=_PAPER_FOCUS_MIN)
+def _mean_of(comparison, scale):
+    per_seed = _tab_per_seed(scale, comparison.seeds)
+    return {name: _mean_reports(reports) for name, reports in per_seed.items()}, per_seed
 
 
 @register_claim(SLUG, "steerability",
@@ -227,42 +280,37 @@ def _min_focus_claim(per_seed, model, split):
                                 "accuracy on all six focus types, on the iid, high, low and "
                                 "flipped splits; the SFT(y_focus) baseline scores about 20-60% "
                                 "on the focus(S) types.",
-                check="lower 95% bound, over the paired seeds, of plain FIT's minimum focus "
-                      "accuracy over the six types on the flipped split > 0.85",
-                control="SFT(y_focus): the same learner on the same focus labels with the "
-                        "instruction hidden")
+                check="lower 95% bound, over sequential paired seeds, of plain FIT's minimum "
+                      "focus accuracy over the six types on the flipped split > 0.85",
+                control="FIT trained with the instruction codes shuffled between rows (the "
+                        "instructions seen, their link to the focus label removed)",
+                effect_of_interest=_STEER_EOI)
 def _claim_steerability(scale, seed, out_dir):
-    cfg = _SCALES[scale]
-    results, per_seed = _experiment(scale, seed)
-    bound = _min_focus_claim(per_seed, "fit", "flipped")
-    control = _min_focus_claim(per_seed, "sft_hidden_instruction", "flipped")
+    cmp = _tab_comparison(
+        scale, seed,
+        {"fit": lambda r: _min_focus(r["fit"]),
+         "fit_shuffled_instruction": lambda r: _min_focus(r["fit_shuffled_instruction"])},
+        method="fit", baseline=None, control_method="fit_shuffled_instruction",
+        effect_of_interest=_STEER_EOI, margin=_PAPER_FOCUS_MIN,
+        metric="minimum focus accuracy over the six types, flipped split")
+    results, _ = _mean_of(cmp, scale)
     artifact = _focus_figure(results, out_dir, "focus_accuracy_tabular",
                              [("fit", "FIT"), ("sft_hidden_instruction",
-                                               "SFT(y_focus), instruction hidden")])
-    return ClaimResult(
-        observed={"min_focus_acc_flipped_fit": bound.to_dict(),
-                  "fit": _round(results["fit"]),
+                                               "SFT(y_focus), instruction hidden"),
+                              ("fit_shuffled_instruction", "FIT, instructions shuffled")])
+    return cmp.claim_result(
+        observed={"fit": _round(results["fit"]),
+                  "sft_hidden_instruction": _round(results["sft_hidden_instruction"]),
                   "fit_decoupled_min_focus_acc_flipped": round(
                       _min_focus(results["fit_decoupled"]), 4)},
-        expected={"min_focus_acc_flipped_lower_bound": f"> {_PAPER_FOCUS_MIN}"},
-        passed=bound.passed,
-        control=ControlResult(observed={"min_focus_acc_flipped": control.to_dict(),
-                                        "sft_hidden_instruction": _round(
-                                            results["sft_hidden_instruction"])},
-                              passed=control.passed),
-        arms=_tab_arms(cfg, ("fit", "sft_hidden_instruction")), artifacts=[artifact],
+        artifacts=[artifact],
         notes=("Tabular analogue: six genres (one-hot) and their register (one-hot) tied to "
                "three labels (rho=0.9); the instruction is a one-hot code appended to the "
                "features, and histogram gradient boosting learns the focus labels. The core "
                "is strong, so the task types stay high on the flipped split even though plain "
-               "FIT keeps some reliance on the genre (see robustness)."),
+               "FIT keeps some reliance on the genre (see robustness). The paper's "
+               "SFT(y_focus) baseline (instruction hidden) is shown beside it."),
     )
-
-
-def _gain_vs_vanilla(per_seed, model, focus="focus_C_ignore_S", split="flipped"):
-    return paired_difference([r[split][focus] for r in per_seed[model]],
-                             [r[split]["empty"] for r in per_seed["vanilla"]],
-                             alternative="greater")
 
 
 @register_claim(SLUG, "robustness",
@@ -273,14 +321,21 @@ def _gain_vs_vanilla(per_seed, model, focus="focus_C_ignore_S", split="flipped")
                                 "accuracy is nearly identical across the iid, high, low and "
                                 "flipped SMNLI splits (max std 6.47%), where vanilla SFT drops.",
                 check="lower 95% bound of the paired mean (FIT focus(C)-ignore(S) accuracy - "
-                      "vanilla accuracy) on the flipped split, over the paired seeds, > 0",
+                      "vanilla accuracy) on the flipped split, over sequential paired seeds, "
+                      "> 0",
                 control="FIT's own empty-instruction answers in place of the focus(C)-ignore(S) "
-                        "answers")
+                        "answers",
+                effect_of_interest=_ROBUST_EOI)
 def _claim_robustness(scale, seed, out_dir):
-    cfg = _SCALES[scale]
-    results, per_seed = _experiment(scale, seed)
-    gain = _gain_vs_vanilla(per_seed, "fit")
-    control = _gain_vs_vanilla(per_seed, "fit", focus="empty")
+    cmp = _tab_comparison(
+        scale, seed,
+        {"fit_focus_C_ignore_S": lambda r: r["fit"]["flipped"]["focus_C_ignore_S"],
+         "vanilla": lambda r: r["vanilla"]["flipped"]["empty"],
+         "fit_empty_instruction": lambda r: r["fit"]["flipped"]["empty"]},
+        method="fit_focus_C_ignore_S", baseline="vanilla",
+        control_method="fit_empty_instruction", effect_of_interest=_ROBUST_EOI,
+        metric="accuracy on y, flipped split")
+    results, _ = _mean_of(cmp, scale)
     vanilla = {s: results["vanilla"][s]["empty"] for s in _SPLITS}
     oracle = {s: results["oracle_core_only"][s]["empty"] for s in _SPLITS}
     fig, ax = new_figure(figsize=(5.2, 3.6))
@@ -297,22 +352,18 @@ def _claim_robustness(scale, seed, out_dir):
     ax.set_ylabel("accuracy on y")
     ax.legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "core_accuracy_by_split")
-    return ClaimResult(
-        observed={"gain_vs_vanilla_flipped": gain.to_dict(),
-                  "fit_focus_C_ignore_S": {s: round(results["fit"][s]["focus_C_ignore_S"], 4)
+    return cmp.claim_result(
+        observed={"fit_focus_C_ignore_S": {s: round(results["fit"][s]["focus_C_ignore_S"], 4)
                                            for s in _SPLITS},
                   "vanilla": {s: round(v, 4) for s, v in vanilla.items()},
                   "oracle_core_only": {s: round(v, 4) for s, v in oracle.items()}},
-        expected={"gain_lower_bound": "> 0"},
-        passed=gain.passed,
-        control=ControlResult(observed={"gain_vs_vanilla_flipped": control.to_dict()},
-                              passed=control.passed),
-        arms=_tab_arms(cfg, ("fit", "vanilla")), artifacts=[artifact],
+        artifacts=[artifact],
         notes=("The instruction is a one-hot code with no meaning of its own; under the "
                "focus(C) types the label is still correlated with the genre in training, so "
                "the Bayes-optimal answer to those instructions uses the genre. The paper's "
                "gain rests on an instruction-tuned LLM's understanding of 'ignore the genre', "
-               "which a model trained from scratch does not have."),
+               "which a model trained from scratch does not have: this analogue cannot "
+               "express the mechanism, and a contradiction here is about the analogue."),
     )
 
 
@@ -322,96 +373,82 @@ def _claim_robustness(scale, seed, out_dir):
                 "vanilla fine-tuning on the flipped split.",
                 paper_statement="The invariance the paper reports for FIT (Figure 3: nearly "
                                 "identical focus accuracy across SMNLI splits); the decoupling "
-                                "that produces it here is our adaptation.",
-                check="lower 95% bound of the paired mean (decoupled FIT focus(C)-ignore(S) "
-                      "accuracy - vanilla accuracy) on the flipped split > 0, and upper 95% "
-                      "bound of the mean spread of that accuracy across iid/low/flipped < 0.02 "
-                      "(ours)",
-                control="the decoupled model's own empty-instruction answers (the one type "
-                        "that is not decoupled)")
+                                "that produces it here is our adaptation, so this claim is "
+                                "reported, not counted as a reproduction of the paper.",
+                reported=True)
 def _claim_invariance(scale, seed, out_dir):
     cfg = _SCALES[scale]
-    results, per_seed = _experiment(scale, seed)
+    per_seed = _tab_per_seed(scale, claim_seeds(seed, cfg["tab_looks"][0], 1))
+    results = {name: _mean_reports(reports) for name, reports in per_seed.items()}
 
-    def check(focus):
-        gain = _gain_vs_vanilla(per_seed, "fit_decoupled", focus=focus)
-        spread = mean_interval([_spread(r, focus) for r in per_seed["fit_decoupled"]],
-                               alternative="less", margin=_SPREAD_MAX)
-        return gain, spread, gain.passed and spread.passed
+    def figures(focus):
+        gain = paired_difference([r["flipped"][focus] for r in per_seed["fit_decoupled"]],
+                                 [r["flipped"]["empty"] for r in per_seed["vanilla"]])
+        spread = seed_summary([_spread(r, focus) for r in per_seed["fit_decoupled"]])
+        return {"gain_vs_vanilla_flipped": gain.to_dict(), "spread_iid_low_flipped": spread}
 
-    gain, spread, passed = check("focus_C_ignore_S")
-    c_gain, c_spread, c_passed = check("empty")
     dec = results["fit_decoupled"]
     return ClaimResult(
-        observed={"gain_vs_vanilla_flipped": gain.to_dict(), "spread": spread.to_dict(),
+        observed={"focus_C_ignore_S": figures("focus_C_ignore_S"),
+                  "empty_instruction": figures("empty"),
                   "fit_decoupled_focus_C_ignore_S": {s: round(dec[s]["focus_C_ignore_S"], 4)
                                                      for s in _SPLITS},
                   "vanilla": {s: round(results["vanilla"][s]["empty"], 4) for s in _SPLITS}},
-        expected={"gain_lower_bound": "> 0", "spread_upper_bound": f"< {_SPREAD_MAX}"},
-        passed=bool(passed),
-        control=ControlResult(observed={"gain_vs_vanilla_flipped": c_gain.to_dict(),
-                                        "spread": c_spread.to_dict()},
-                              passed=bool(c_passed)),
-        arms=_tab_arms(cfg, ("fit_decoupled", "vanilla")),
+        expected={}, passed=None,
         notes=("Decoupling is an adaptation, not in the paper: under the types that exclude a "
                "feature the spurious columns are shuffled between examples, so the focus label "
                "cannot depend on the excluded feature; an LLM gets that from language instead. "
-               "The figure of the robustness claim shows it beside plain FIT."),
+               f"{cfg['tab_looks'][0]} paired seeds. The figure of the robustness claim shows "
+               "it beside plain FIT."),
     )
 
 
-def _steering_effect(per_seed, model, split="unseen_flipped"):
-    """Paired bound of P(answer = y_S | focus(S)) - P(answer = y_S | focus(C) ignore(S))."""
-    rows = per_seed[model]
-    return paired_difference([np.mean([r[split][t] for t in _FOCUS_S]) for r in rows],
-                             [r[split]["core_answer_is_spurious"] for r in rows],
-                             alternative="greater")
+def _steering(report, split="unseen_flipped"):
+    """P(answer = y_S | focus(S)) - P(answer = y_S | focus(C) ignore(S)) on ``split``."""
+    return float(np.mean([report[split][t] for t in _FOCUS_S])
+                 - report[split]["core_answer_is_spurious"])
 
 
 @register_claim(SLUG, "unseen-feature-generalisation",
-                "On genres never seen in training (with a real, flipped spurious "
-                "correlation), the focus instruction still steers plain FIT: asked to focus on "
-                "the genre it answers the genre's label, asked to focus on the core it does not.",
+                "On genres never seen in training (no feature of theirs met in training, a "
+                "flipped correlation), the focus instruction still steers plain FIT: asked to "
+                "focus on the genre it answers the genre's label, asked to ignore it it does "
+                "not.",
                 paper_statement="Abstract: FIT generalises under distribution shift and to "
                                 "previously unseen focus features (SMNLI D^s with unseen "
                                 "genres; BBQ unseen bias categories).",
-                check="lower 95% bound of the paired mean, over the paired seeds, of "
+                check="lower 95% bound of the paired mean, over sequential paired seeds, of "
                       "(focus(S) accuracy against y_S - share of focus(C)-ignore(S) answers "
                       "equal to y_S) on the unseen-genre flipped split > 0",
-                control="SFT(y_focus): the same learner on the same focus labels with the "
-                        "instruction hidden")
+                control="FIT trained with the instruction codes shuffled between rows (the "
+                        "instructions seen, their link to the focus label removed)",
+                effect_of_interest=_UNSEEN_EOI)
 def _claim_unseen(scale, seed, out_dir):
-    cfg = _SCALES[scale]
-    results, per_seed = _experiment(scale, seed)
-    effect = _steering_effect(per_seed, "fit")
-    control = _steering_effect(per_seed, "sft_hidden_instruction")
+    cmp = _tab_comparison(
+        scale, seed,
+        {"fit": lambda r: _steering(r["fit"]),
+         "fit_shuffled_instruction": lambda r: _steering(r["fit_shuffled_instruction"])},
+        method="fit", baseline=None, control_method="fit_shuffled_instruction",
+        effect_of_interest=_UNSEEN_EOI, metric="steering effect on unseen genres")
+    results, per_seed = _mean_of(cmp, scale)
     artifact = _focus_figure(results, out_dir, "focus_accuracy_unseen",
                              [("fit", "FIT"), ("fit_decoupled", "FIT + decoupling (ours)")])
-    return ClaimResult(
-        observed={"steering_effect_unseen_flipped": effect.to_dict(),
-                  "fit_unseen_flipped": _round({"u": results["fit"]["unseen_flipped"]})["u"],
-                  "fit_min_focus_acc_unseen_flipped": round(
-                      _min_focus(results["fit"], "unseen_flipped"), 4),
+    return cmp.claim_result(
+        observed={"fit_unseen_flipped": _round({"u": results["fit"]["unseen_flipped"]})["u"],
+                  "steering_effect_seen_flipped": float(np.mean(
+                      [_steering(r, "flipped") for r in per_seed["fit"]])),
                   "fit_decoupled_unseen_flipped": _round(
                       {"u": results["fit_decoupled"]["unseen_flipped"]})["u"],
                   "vanilla_unseen_flipped": round(
-                      results["vanilla"]["unseen_flipped"]["empty"], 4),
-                  "text_fit_steering_effect_unseen_flipped": _steering_effect(
-                      per_seed, "text_fit").to_dict(),
-                  "text_fit_decoupled_steering_effect_unseen_flipped": _steering_effect(
-                      per_seed, "text_fit_decoupled").to_dict()},
-        expected={"steering_effect_lower_bound": "> 0"},
-        passed=effect.passed,
-        control=ControlResult(observed={"steering_effect_unseen_flipped": control.to_dict()},
-                              passed=control.passed),
-        arms=_tab_arms(cfg, ("fit", "sft_hidden_instruction")), artifacts=[artifact],
-        notes=("Unseen genres are new genre values (all zeros in the genre one-hot, unknown "
-               "words to the text tokenizer) that keep the register of their spurious label, "
-               "so their label can be read off the register; their correlation with y is "
-               "flipped (rho=0.9 towards (y_S + 1) mod 3), so answering y_S and answering y "
-               "disagree. The hidden-instruction control answers every instruction alike, so "
-               "its effect is 0 by construction. The text models' effects are reported, not "
-               "asserted."),
+                      results["vanilla"]["unseen_flipped"]["empty"], 4)},
+        artifacts=[artifact],
+        notes=("Unseen genres are new genre values: all zeros in the genre one-hot and, unlike "
+               "the seen genres, no register either (with the register kept, their spurious "
+               "label could be read off a feature met in training and the effect would hold "
+               "by construction). Their correlation with y is flipped (rho=0.9 towards "
+               "(y_S + 1) mod 3), so answering y_S and answering y disagree. The estimator's "
+               "docstring expects focus(S) to fall to chance there (the limitation the paper "
+               "reports for unseen genres); a contradiction here is that limitation."),
     )
 
 
@@ -422,26 +459,23 @@ def _claim_unseen(scale, seed, out_dir):
                 "empty-instruction answers on the flipped split.",
                 paper_statement="Figure 3: FIT focus accuracy about 85-100% on all types and "
                                 "splits, with natural-language focus instructions and held-out "
-                                "paraphrases.",
-                check="over the paired text seeds: lower 95% bound of the paired mean "
-                      "(focus(C)-ignore(S) accuracy - empty-instruction accuracy) on the "
-                      "flipped split > 0, and lower 95% bound of the minimum focus(S) accuracy "
-                      "over the seen splits > 0.85",
-                control="plain text FIT (decoupling off) in the decoupled model's place")
+                                "paraphrases; the decoupling is our adaptation, so the text "
+                                "variant is reported, not counted as a reproduction.",
+                reported=True)
 def _claim_text(scale, seed, out_dir):
     cfg = _SCALES[scale]
-    results, per_seed = _experiment(scale, seed)
+    per_seed = _text_experiment(scale, seed)
+    results = {name: _mean_reports(reports) for name, reports in per_seed.items()}
 
-    def check(model):
+    def figures(model):
         rows = per_seed[model]
         gain = paired_difference([r["flipped"]["focus_C_ignore_S"] for r in rows],
                                  [r["flipped"]["empty"] for r in rows], alternative="greater")
         steer = mean_interval([min(r[s][t] for s in _SEEN for t in _FOCUS_S) for r in rows],
                               alternative="greater", margin=_PAPER_FOCUS_MIN)
-        return gain, steer, gain.passed and steer.passed
+        return {"gain_over_empty_flipped": gain.to_dict(), "min_focus_S_seen": steer.to_dict(),
+                "steering_effect_unseen_flipped": seed_summary([_steering(r) for r in rows])}
 
-    gain, steer, passed = check("text_fit_decoupled")
-    c_gain, c_steer, c_passed = check("text_fit")
     artifact = _focus_figure(results, out_dir, "focus_accuracy_text",
                              [("text_fit_decoupled", "text FIT + decoupling (ours)"),
                               ("text_fit", "text FIT")])
@@ -449,24 +483,19 @@ def _claim_text(scale, seed, out_dir):
     arm = {"lm": f"{layers} layers, width {width}", "train_epochs": epochs,
            "train_examples": cfg["text_train"], "paired_seeds": cfg["text_seeds"]}
     return ClaimResult(
-        observed={"gain_over_empty_flipped": gain.to_dict(), "min_focus_S_seen": steer.to_dict(),
+        observed={"text_fit_decoupled": figures("text_fit_decoupled"),
+                  "text_fit": figures("text_fit"),
                   "focus_C_ignore_S_spread": seed_summary(
                       [_spread(r) for r in per_seed["text_fit_decoupled"]]),
-                  "text_fit_decoupled": _round(results["text_fit_decoupled"])},
-        expected={"gain_lower_bound": "> 0", "min_focus_S_lower_bound": f"> {_PAPER_FOCUS_MIN}"},
-        passed=bool(passed),
-        control=ControlResult(observed={"gain_over_empty_flipped": c_gain.to_dict(),
-                                        "min_focus_S_seen": c_steer.to_dict(),
-                                        "text_fit": _round(results["text_fit"])},
-                              passed=bool(c_passed)),
+                  "text_fit_decoupled_report": _round(results["text_fit_decoupled"]),
+                  "text_fit_report": _round(results["text_fit"])},
+        expected={}, passed=None,
         arms={"text_fit_decoupled": arm, "text_fit": arm}, artifacts=[artifact],
         notes=("Trained from scratch on CPU (no pre-trained LLM): a word-level causal "
                "transformer, three paraphrases per instruction type, the instruction after "
                "the input. The empty-instruction answers are the vanilla reference (that type "
-               "is trained on y with the genre in place). Training such a model from scratch "
-               "is seed-dependent, hence the bound over seeds. Smoke scale is far too small to "
-               "learn the task, and quick scale (1200 texts, 8 epochs, width 48, cut to fit a "
-               "few CPU minutes) is too small as well: there the model mostly answers every "
+               "is trained on y with the genre in place). Quick scale (1200 texts, 8 epochs, "
+               "width 48) is too small to learn the core: the model mostly answers every "
                "instruction alike, leaning on the genre. The full scale trains 6000 texts for "
                "20 epochs at width 64 over five seeds."),
     )
