@@ -14,7 +14,6 @@ quiver of baselines per regime; claim 2 is the paper's quiver with and without S
 probes.
 """
 
-import functools
 import warnings
 
 import numpy as np
@@ -39,9 +38,10 @@ from ..representation import (
     scarcity_split,
 )
 from ..utils import parallel_map, spawn_seeds
+from ._comparison import EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
-from ._stats import paired_difference, seed_summary
+from ._registry import register_claim, register_paper, shared_cache
+from ._stats import seed_summary
 
 SLUG = "sae-probing"
 register_paper(
@@ -53,17 +53,19 @@ register_paper(
 #: Per scale: SAE pool and size, repeats, the cells of each regime, test size, jobs.
 _CONFIG = {
     # smoke keeps n >= 128, where validation is one holdout instead of six folds (seconds).
-    "smoke": dict(pool=2000, n_latents=128, k=4, epochs=8, batch=64, reps=2,
+    "smoke": dict(pool=2000, n_latents=128, k=4, epochs=8, batch=64, looks=(2,),
                   labeled=1200, scarcity=(128, 256), imbalance=(0.3,), imbalance_n=128,
                   noise_ns=(128,), noise_fracs=(0.3,), shift_ns=(128,), n_test=300,
                   baselines=("logreg", "knn"), n_jobs=1),
-    "quick": dict(pool=12000, n_latents=512, k=8, epochs=6, batch=256, reps=2,
+    # Sequential repeats (new splits of the same world); each repeat fits every cell.
+    "quick": dict(pool=12000, n_latents=512, k=8, epochs=6, batch=256, looks=(4, 8),
                   labeled=6000,
-                  scarcity=(4, 16, 64, 256, 1024), imbalance=(0.05, 0.2, 0.5),
-                  imbalance_n=256, noise_ns=(128, 512), noise_fracs=(0.1, 0.3, 0.4),
-                  shift_ns=(64, 256, 1024), n_test=1000,
+                  scarcity=(4, 16, 64, 256), imbalance=(0.05, 0.2),
+                  imbalance_n=256, noise_ns=(128,), noise_fracs=(0.1, 0.3, 0.4),
+                  shift_ns=(64, 256), n_test=1000,
                   baselines=("logreg", "pca", "knn"), n_jobs=1),
-    "full": dict(pool=100000, n_latents=2048, k=16, epochs=30, batch=512, reps=5,
+    "full": dict(pool=100000, n_latents=2048, k=16, epochs=30, batch=512,
+                 looks=(5, 10, 20),
                  labeled=20000,
                  scarcity=tuple(int(n) for n in regime_grid("scarcity")),
                  imbalance=tuple(float(r) for r in regime_grid("imbalance")),
@@ -76,16 +78,19 @@ _CONFIG = {
 #: The SAE probes of the hard regimes: k in {16, 128}, as in the paper and its code.
 _SAE_KS = (16, 128)
 _REGIMES = ("scarcity", "imbalance", "noise", "shift")
-#: Claim 2: the quiver with SAE probes is "not better" when the upper bound of its mean
-#: AUC gain is below this (ours: a non-superiority margin, since a quiver that never picks
-#: an SAE probe has a gain of exactly 0).
-_QUIVER_TOL = 0.005
+#: Both claims are equivalences ("no gain"): the upper bound of the mean AUC gain per repeat
+#: must fall below this margin; a lower bound above it contradicts them.
+_NO_GAIN_EOI = EffectOfInterest(
+    0.01, "ours", "one point of test AUC: the smallest gain for which a practitioner would add "
+    "SAE probes to a probing toolbox (the paper reports no average gain, without a margin)")
+#: Validation scores this close count as a tie, split evenly between the tied candidates.
+_TIE = 1e-9
 _ORACLE = "oracle_concept_direction"
 #: The weak baseline of claim 2's control (a quiver handicapped on purpose).
 _HANDICAPPED = "knn"
 
 
-@functools.lru_cache(maxsize=4)
+@shared_cache(maxsize=4)
 def _world(scale, seed):
     """Dictionary, trained SAE and labeled sets shared by both claims."""
     cfg = _CONFIG[scale]
@@ -172,108 +177,124 @@ def _fit_cell(task, cfg, world):
 
 
 def _choose(row, names):
-    """Test AUC of the candidate with the best validation score (first on ties)."""
+    """Test AUC of the candidates with the best validation score, ties split evenly.
+
+    Returns the mean test AUC of the tied best candidates (what a uniformly random tie
+    break gives on average) and, per candidate, its share of the choice.
+    """
     val = np.array([row[n][0] for n in names])
     val = np.where(np.isfinite(val), val, -np.inf)
-    return row[names[int(np.argmax(val))]][1], names[int(np.argmax(val))]
+    tied = val >= val.max() - _TIE
+    share = {n: float(t) / tied.sum() for n, t in zip(names, tied)}
+    return float(np.mean([row[n][1] for n, t in zip(names, tied) if t])), share
 
 
-@functools.lru_cache(maxsize=4)
-def _experiment(scale, seed):
-    """Fit every candidate on every (cell, repeat); one row per paired unit."""
+@shared_cache(maxsize=32)
+def _repeat(scale, seed, rep_seed):
+    """Fit every candidate on every cell of one repeat (new splits of the claim's world)."""
     cfg = _CONFIG[scale]
     world = _world(scale, seed)
     cells = _cells(cfg)
-    reps = spawn_seeds(seed + 1, cfg["reps"])
-    tasks = [(cell, s) for cell in cells for s in reps]
-    # The SAE is trained once here and shipped to the workers with the data.
+    tasks = [(cell, rep_seed) for cell in cells]
+    # The SAE is trained once (per world) and shipped to the workers with the data.
     fits = parallel_map(_fit_cell, tasks, n_jobs=cfg["n_jobs"], cfg=cfg, world=world)
     baselines = list(cfg["baselines"])
     saes = [f"sae_k{k}" for k in _SAE_KS]
     units = []
-    for (cell, rep), row in zip(tasks, fits):
-        quiver, chosen = _choose(row, baselines)
-        sae, sae_chosen = _choose(row, saes)
-        with_sae, with_sae_chosen = _choose(row, baselines + saes)
+    for cell, row in zip(cells, fits):
+        quiver, _ = _choose(row, baselines)
+        sae, _ = _choose(row, saes)
+        with_sae, share = _choose(row, baselines + saes)
         with_oracle, _ = _choose(row, baselines + [_ORACLE])
         # The handicapped quiver of the control: nearest neighbours alone, then with SAE probes.
         knn_with_sae, _ = _choose(row, [_HANDICAPPED] + saes)
-        units.append({"regime": cell[0], "param": cell[1], "n": cell[2], "rep": rep,
-                      "quiver": quiver, "quiver_chosen": chosen, "sae": sae,
-                      "sae_chosen": sae_chosen, "quiver_with_sae": with_sae,
-                      "sae_in_quiver": with_sae_chosen in saes,
+        units.append({"regime": cell[0], "param": cell[1], "n": cell[2], "rep": rep_seed,
+                      "quiver": quiver, "sae": sae, "quiver_with_sae": with_sae,
+                      "sae_share_in_quiver": sum(share[n] for n in saes),
                       "quiver_with_oracle": with_oracle, "knn_with_sae": knn_with_sae,
+                      "validation_saturated": bool(max(row[n][0] for n in baselines)
+                                                   >= 1.0 - _TIE),
                       **{name: row[name][1] for name in row}})
-    return world, cells, units
+    return units
 
 
 def _regime_units(units, regime):
     return [u for u in units if u["regime"] == regime]
 
 
-def _per_regime_gain(units, arm):
-    """Per regime: the paired upper bound of ``mean(AUC(arm) - AUC(quiver of baselines))``."""
-    return {r: paired_difference([u[arm] for u in _regime_units(units, r)],
-                                 [u["quiver"] for u in _regime_units(units, r)],
-                                 alternative="less", margin=0.0)
-            for r in _REGIMES}
+def _balanced(units, arm):
+    """Mean over the regimes of the mean over each regime's cells (regimes weigh alike)."""
+    return float(np.mean([np.mean([u[arm] for u in _regime_units(units, r)])
+                          for r in _REGIMES]))
+
+
+def _units_of(comparison, scale, seed):
+    return [u for s in comparison.seeds for u in _repeat(scale, seed, s)]
 
 
 @register_claim(
     SLUG, "no-consistent-gain",
-    "In each of the four hard regimes (scarcity, imbalance, label noise, covariate shift) "
-    "SAE probes bring no gain in test AUC over the best baseline (the quiver of baselines).",
+    "Across the four hard regimes (scarcity, imbalance, label noise, covariate shift) SAE "
+    "probes bring no gain in test AUC over the best baseline (the quiver of baselines).",
     paper_statement="Section 4: in data scarcity, class imbalance and label noise SAE probes "
                     "give no average gain at any setting; under covariate shift logistic "
                     "regression generalises better than the SAE probe (k in {16, 128}).",
-    check="per regime: the upper 95% bound of the paired mean (AUC of the SAE probe, k in "
-          "{16, 128} chosen by validation AUC, minus AUC of the quiver of baselines chosen "
-          "by validation AUC) over the regime's cells x repeats < 0, in every regime",
+    check="per repeat (new splits of one world), the mean over the four regimes of the mean "
+          "over each regime's cells of (test AUC of the SAE probe, k in {16, 128} chosen by "
+          "validation AUC, minus that of the quiver of baselines chosen by validation AUC, "
+          "ties split evenly); over sequential repeats its upper 95% bound < 0.01 "
+          "(equivalence: no gain of the size of interest)",
     control="the oracle probe on the true concept direction (a label-leaking feature) in "
-            "the SAE probe's place",
+            "the SAE probe's place: it has a real edge, so its lower bound must exceed 0.01",
+    effect_of_interest=_NO_GAIN_EOI,
 )
 def _claim_no_consistent_gain(scale, seed, out_dir):
     cfg = _CONFIG[scale]
-    world, cells, units = _experiment(scale, seed)
-    gains = _per_regime_gain(units, "sae")
-    control = _per_regime_gain(units, _ORACLE)
-    per_k = {f"sae_k{k}": {r: g.mean for r, g in _per_regime_gain(units, f"sae_k{k}").items()}
-             for k in _SAE_KS}
+    world = _world(scale, seed)
+
+    def arm(name):
+        return lambda s: _balanced(_repeat(scale, seed, s), name)
+
+    cmp = run_comparison({"sae_probe": arm("sae"), "quiver_of_baselines": arm("quiver"),
+                          "oracle_direction": arm(_ORACLE)},
+                         method="sae_probe", baseline="quiver_of_baselines",
+                         control_method="oracle_direction", seed=seed, looks=cfg["looks"],
+                         effect_of_interest=_NO_GAIN_EOI, alternative="less",
+                         margin=_NO_GAIN_EOI.value, metric="regime-balanced test AUC")
+    units = _units_of(cmp, scale, seed)
+    per_regime = {r: {arm: float(np.mean([u[arm] - u["quiver"]
+                                          for u in _regime_units(units, r)]))
+                      for arm in ("sae", "sae_k16", "sae_k128", _ORACLE)} for r in _REGIMES}
     table = [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in u.items()}
              for u in units]
-    artifacts = [_plot_regimes(out_dir, cfg, cells, units)]
-    n_arm = {r: len(_regime_units(units, r)) for r in _REGIMES}
-    return ClaimResult(
-        observed={"gain_vs_quiver": {r: g.to_dict() for r, g in gains.items()},
-                  "mean_gain_vs_quiver_per_k": per_k,
+    artifacts = [_plot_regimes(out_dir, units)]
+    return cmp.claim_result(
+        observed={"mean_gain_vs_quiver_per_regime": per_regime,
+                  "shift_logreg_minus_sae": float(np.mean(
+                      [u["logreg"] - u["sae"] for u in _regime_units(units, "shift")])),
                   "cells_where_the_sae_probe_wins": float(np.mean(
                       [u["sae"] > u["quiver"] for u in units])),
+                  "units_with_saturated_validation": float(np.mean(
+                      [u["validation_saturated"] for u in units])),
                   "sae_fvu": world["fvu"], "best_single_latent_auc": world["latent_fidelity"],
                   "sae_dead_latents": world["n_dead"], "table": table},
-        expected={"gain_upper_bound": "< 0 in every regime"},
-        passed=all(g.passed for g in gains.values()),
-        control=ControlResult(observed={"gain_vs_quiver": {r: g.to_dict()
-                                                           for r, g in control.items()}},
-                              passed=all(g.passed for g in control.values())),
-        arms={"sae_probe": {"train_examples": n_arm, "candidates": len(_SAE_KS),
-                            "hyperparameters": "10 C values each"},
-              "quiver_of_baselines": {"train_examples": n_arm,
-                                      "candidates": list(cfg["baselines"]),
-                                      "hyperparameters": "10 configurations each"}},
         artifacts=artifacts,
         notes=(f"Synthetic activations (64-d, 256 atoms, 4 active), TopK SAE with "
-               f"{cfg['n_latents']} latents trained on {cfg['pool']} unlabeled samples; "
-               f"{cfg['reps']} repeats per cell, every arm on the same splits. The quiver "
-               f"of baselines ({', '.join(cfg['baselines'])}; the paper's grids and folds) "
-               "and the SAE probe each choose their candidate by validation AUC on the "
-               "training labels (noisy ones in the noise regime, as a practitioner would). "
-               "SAE probes (L1) reselect latents inside each fold. Label noise is on "
-               "training labels only. The covariate shift swaps the context atoms (train on "
-               "the first half, test on the second). Not the paper's LLM data."),
+               f"{cfg['n_latents']} latents trained on {cfg['pool']} unlabeled samples; one "
+               f"world per run, {len(_cells(cfg))} cells per repeat, every arm on the same "
+               "splits. The quiver of baselines "
+               f"({', '.join(cfg['baselines'])}; the paper's grids and folds) and the SAE "
+               "probe each choose their candidate by validation AUC on the training labels "
+               "(noisy ones in the noise regime, as a practitioner would); tied validation "
+               "scores split the choice evenly. SAE probes (L1) reselect latents inside each "
+               "fold. Label noise is on training labels only. The covariate shift swaps the "
+               "context atoms (train on the first half, test on the second). The repeats "
+               "share one SAE, so the bounds cover splits and probe fits, not SAE training. "
+               "Not the paper's LLM data."),
     )
 
 
-def _plot_regimes(out_dir, cfg, cells, units):
+def _plot_regimes(out_dir, units):
     fig, axes = new_figure(1, 4, figsize=(15, 3.6))
     series = (("quiver of baselines", "quiver", "k-"), ("SAE probe k=16", "sae_k16", "C1o-"),
               ("SAE probe k=128", "sae_k128", "C2s-"), ("oracle direction", _ORACLE, "C3:"))
@@ -292,6 +313,10 @@ def _plot_regimes(out_dir, cfg, cells, units):
     return save_figure(fig, out_dir, "auc_by_regime")
 
 
+def _quiver_units(units):
+    return [u for u in units if u["regime"] in ("scarcity", "imbalance")]
+
+
 @register_claim(
     SLUG, "quiver-no-gain",
     "Adding SAE probes to a quiver of baselines (choose the best validation AUC) does not "
@@ -299,26 +324,39 @@ def _plot_regimes(out_dir, cfg, cells, units):
     paper_statement="Section 4: in data scarcity and class imbalance the quiver with SAE "
                     "probes has no higher average test AUC than the quiver without them, "
                     "although SAE probes are sometimes chosen.",
-    check="the upper 95% bound of the paired mean (quiver with SAE probes - quiver without) "
-          f"over the scarcity and imbalance cells x repeats < {_QUIVER_TOL} (ours: a "
-          "non-superiority margin)",
+    check="per repeat, the mean over the scarcity and imbalance cells of (quiver with SAE "
+          "probes - quiver without), the choice by validation AUC with ties split evenly; "
+          "over sequential repeats its upper 95% bound < 0.01 (equivalence)",
     control="a quiver handicapped on purpose: nearest neighbours alone, with and without the "
-            "SAE probes",
+            "SAE probes (the SAE probes have something to add there: its lower bound must "
+            "exceed 0.01)",
+    effect_of_interest=_NO_GAIN_EOI,
 )
 def _claim_quiver(scale, seed, out_dir):
     cfg = _CONFIG[scale]
-    _, _, units = _experiment(scale, seed)
-    rows = [u for u in units if u["regime"] in ("scarcity", "imbalance")]
-    with_sae = np.array([u["quiver_with_sae"] for u in rows])
-    without = np.array([u["quiver"] for u in rows])
-    gain = paired_difference(with_sae, without, alternative="less", margin=_QUIVER_TOL)
-    control = paired_difference([u["knn_with_sae"] for u in rows],
-                                [u[_HANDICAPPED] for u in rows],
-                                alternative="less", margin=_QUIVER_TOL)
-    labels = [f"n={u['n']}" if u["regime"] == "scarcity" else f"pos={u['param']:g}"
-              for u in rows]
+
+    def arm(name):
+        return lambda s: float(np.mean([u[name] for u in _quiver_units(
+            _repeat(scale, seed, s))]))
+
+    cmp = run_comparison({"quiver_with_sae": arm("quiver_with_sae"), "quiver": arm("quiver"),
+                          "knn_with_sae": arm("knn_with_sae"), "knn_alone": arm(_HANDICAPPED)},
+                         method="quiver_with_sae", baseline="quiver",
+                         control_method="knn_with_sae", control_baseline="knn_alone",
+                         seed=seed, looks=cfg["looks"], effect_of_interest=_NO_GAIN_EOI,
+                         alternative="less", margin=_NO_GAIN_EOI.value,
+                         metric="mean test AUC over the scarcity and imbalance cells")
+    rows = _quiver_units(_units_of(cmp, scale, seed))
+    labels = sorted({f"n={u['n']}" if u["regime"] == "scarcity" else f"pos={u['param']:g}"
+                     for u in rows})
+    cell = [f"n={u['n']}" if u["regime"] == "scarcity" else f"pos={u['param']:g}"
+            for u in rows]
+    with_sae = np.array([np.mean([u["quiver_with_sae"] for u, c in zip(rows, cell) if c == lab])
+                         for lab in labels])
+    without = np.array([np.mean([u["quiver"] for u, c in zip(rows, cell) if c == lab])
+                        for lab in labels])
     fig, ax = new_figure(figsize=(8, 3.6))
-    x = np.arange(len(rows))
+    x = np.arange(len(labels))
     ax.bar(x - 0.2, without, 0.4, label="quiver without SAE probes", color="0.5")
     ax.bar(x + 0.2, with_sae, 0.4, label="quiver with SAE probes", color="C1")
     ax.set_xticks(x, labels, fontsize=7, rotation=30)
@@ -326,30 +364,21 @@ def _claim_quiver(scale, seed, out_dir):
     ax.set_ylabel("test AUC")
     ax.legend(fontsize=8)
     artifact = save_figure(fig, out_dir, "quiver_with_without_sae")
-    return ClaimResult(
-        observed={"gain_with_sae": gain.to_dict(),
-                  "fraction_units_sae_chosen": float(np.mean([u["sae_in_quiver"]
-                                                              for u in rows])),
-                  "auc_with_sae": seed_summary(with_sae),
-                  "auc_without_sae": seed_summary(without),
-                  "units": [{"cell": lab, "with_sae": round(float(a), 4),
-                             "without_sae": round(float(b), 4),
-                             "sae_chosen": bool(u["sae_in_quiver"])}
-                            for lab, a, b, u in zip(labels, with_sae, without, rows)]},
-        expected={"gain_upper_bound": f"< {_QUIVER_TOL}"},
-        passed=gain.passed,
-        control=ControlResult(observed={"gain_with_sae_over_knn_alone": control.to_dict(),
-                                        "mean_auc_gain_quiver_with_oracle": float(np.mean(
-                                            [u["quiver_with_oracle"] - u["quiver"]
-                                             for u in rows]))},
-                              passed=control.passed),
-        arms={"quiver_without_sae": {"candidates": list(cfg["baselines"]),
-                                     "train_examples": len(rows)},
-              "quiver_with_sae": {"candidates": list(cfg["baselines"])
-                                  + [f"sae_k{k}" for k in _SAE_KS],
-                                  "train_examples": len(rows)}},
+    return cmp.claim_result(
+        observed={"share_of_choices_going_to_sae_probes": float(np.mean(
+                      [u["sae_share_in_quiver"] for u in rows])),
+                  "units_with_saturated_validation": float(np.mean(
+                      [u["validation_saturated"] for u in rows])),
+                  "auc_with_sae": seed_summary([u["quiver_with_sae"] for u in rows]),
+                  "auc_without_sae": seed_summary([u["quiver"] for u in rows]),
+                  "mean_auc_gain_quiver_with_oracle": float(np.mean(
+                      [u["quiver_with_oracle"] - u["quiver"] for u in rows])),
+                  "cells": [{"cell": lab, "with_sae": round(float(a), 4),
+                             "without_sae": round(float(b), 4)}
+                            for lab, a, b in zip(labels, with_sae, without)]},
         artifacts=[artifact],
         notes=(f"Baselines: {', '.join(cfg['baselines'])} (the paper's grids and folds); SAE "
-               f"arms: probes with k in {_SAE_KS}. {cfg['reps']} repeats per cell. The "
-               "boosting and MLP baselines run at full scale only (CPU time)."),
+               f"arms: probes with k in {_SAE_KS}. Tied validation scores (often 1.000 in "
+               "the easy cells) split the choice evenly instead of going to the first-listed "
+               "candidate. The boosting and MLP baselines run at full scale only (CPU time)."),
     )
