@@ -42,8 +42,7 @@ from torch import nn
 
 from skpaper.adaptation import make_norm_mlp
 from skpaper.datasets import load_digits_split
-from skpaper.nn import (LaurelMLPClassifier, make_laurel_convnet, make_laurel_mlp,
-                        train_seeds)
+from skpaper.nn import LaurelMLPClassifier, make_laurel_convnet, make_laurel_mlp, train_seeds
 
 SEED_COUNTS = (1, 4, 8, 16)
 

@@ -38,7 +38,8 @@ def _reference_fit(factory, X, y, loss_fn, seed, *, epochs, batch_size, lr, opti
               for n, p in named}
     groups = [{"params": [p for n, p in named if decays[n] == d], "weight_decay": d}
               for d in sorted(set(decays.values()))]
-    cls = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
+    cls = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD,
+           "adagrad": torch.optim.Adagrad}
     opt = cls[optimizer](groups, lr=lr, **(optimizer_kwargs or {}))
     X = torch.as_tensor(X, dtype=torch.float32)
     y = torch.as_tensor(y, dtype=torch.long if np.asarray(y).dtype.kind in "iu"
@@ -147,7 +148,7 @@ def test_dropout_stream_depends_on_own_seed_only(tabular):
     X, y = tabular
     kwargs = dict(epochs=2, batch_size=20, lr=1e-2)
     alone = train_seeds(_mlp(0.5), X, y, CE, [7], **kwargs)[0]
-    together = train_seeds(_mlp(0.5), X, y, CE, [3, 7, 11, 12], **kwargs)[1]
+    together = train_seeds(_mlp(0.5), X, y, CE, [3, 7, 11, 12], strategy="vmap", **kwargs)[1]
     assert _max_gap(alone, together) < 1e-5
 
 
@@ -155,7 +156,7 @@ def test_adamw_decay_groups_and_per_seed_clipping(tabular):
     X, y = tabular
     kwargs = dict(epochs=3, batch_size=30, lr=5e-3, optimizer="adamw",
                   weight_decay=lambda name, p: 0.1 if p.ndim >= 2 else 0.0, max_grad_norm=0.05)
-    nets = train_seeds(_mlp(0.2), X, y, CE, SEEDS, **kwargs)
+    nets = train_seeds(_mlp(0.2), X, y, CE, SEEDS, strategy="vmap", **kwargs)
     _assert_matches(nets, _mlp(0.2), X, y, CE, SEEDS, **kwargs)
     # Clipping binds at this norm: without it the seeds end elsewhere.
     unclipped = _reference_fit(_mlp(0.2), X, y, CE, SEEDS[0], **{**kwargs, "max_grad_norm": None})
@@ -166,8 +167,21 @@ def test_convnet_sgd_momentum_matches(images):
     X, y = images
     kwargs = dict(epochs=3, batch_size=16, lr=0.05, optimizer="sgd",
                   optimizer_kwargs={"momentum": 0.9, "nesterov": True}, weight_decay=1e-3)
-    nets = train_seeds(_convnet, X, y, CE, SEEDS, **kwargs)
+    nets = train_seeds(_convnet, X, y, CE, SEEDS, strategy="vmap", **kwargs)
     _assert_matches(nets, _convnet, X, y, CE, SEEDS, **kwargs)
+
+
+@pytest.mark.parametrize("batch_size", [25, None])
+def test_per_seed_data(tabular, batch_size):
+    X, y = tabular
+    rows = [np.random.RandomState(s).choice(len(X), 60, replace=False) for s in SEEDS]
+    Xs, ys = np.stack([X[r] for r in rows]), np.stack([y[r] for r in rows])
+    kwargs = dict(epochs=3, batch_size=batch_size, lr=0.05, optimizer="adagrad")
+    nets = train_seeds(_mlp(0.2), Xs, ys, CE, SEEDS, per_seed=True, strategy="vmap", **kwargs)
+    for net, seed, Xk, yk in zip(nets, SEEDS, Xs, ys):
+        assert _max_gap(net, _reference_fit(_mlp(0.2), Xk, yk, CE, seed, **kwargs)) < ATOL
+    looped = train_seeds(_mlp(0.2), Xs, ys, CE, SEEDS, per_seed=True, strategy="loop", **kwargs)
+    assert max(_max_gap(a, b) for a, b in zip(nets, looped)) < ATOL
 
 
 def test_full_batch_deep_linear(tabular):
@@ -180,7 +194,7 @@ def test_full_batch_deep_linear(tabular):
 
     kwargs = dict(epochs=25, batch_size=None, lr=0.05, optimizer="sgd")
     nets, losses = train_seeds(deep_linear, X, target, nn.functional.mse_loss, SEEDS,
-                               return_losses=True, **kwargs)
+                               return_losses=True, strategy="vmap", **kwargs)
     _assert_matches(nets, deep_linear, X, target, nn.functional.mse_loss, SEEDS, **kwargs)
     assert losses.shape == (3, 25)
     assert np.all(losses[:, -1] < losses[:, 0])
@@ -193,7 +207,8 @@ def test_same_fits_as_laurel_estimator():
     X, y = d.X_train[:200], d.y_train[:200]
     nets = train_seeds(lambda: make_laurel_mlp(64, 10, 16, 2, "rw+lr", rank=4), X, y, CE,
                        [5, 6], epochs=2, batch_size=64, lr=3e-3, optimizer="adamw",
-                       weight_decay=lambda name, p: 1e-4 if p.ndim >= 2 else 0.0)
+                       weight_decay=lambda name, p: 1e-4 if p.ndim >= 2 else 0.0,
+                       strategy="vmap")
     for net, seed in zip(nets, [5, 6]):
         est = LaurelMLPClassifier(n_blocks=2, width=16, rank=4, max_epochs=2, batch_size=64,
                                   lr=3e-3, random_state=seed, device="cpu").fit(X, y)
@@ -253,7 +268,7 @@ def test_several_inputs_and_no_target(tabular):
         return out.pow(2).mean()
 
     args = dict(epochs=2, batch_size=25, lr=1e-2)
-    batched = train_seeds(Pair, (X, X[::-1].copy()), None, loss, SEEDS, **args)
+    batched = train_seeds(Pair, (X, X[::-1].copy()), None, loss, SEEDS, strategy="vmap", **args)
     looped = train_seeds(Pair, (X, X[::-1].copy()), None, loss, SEEDS, strategy="loop", **args)
     for a, b in zip(batched, looped):
         assert _max_gap(a, b) < ATOL
@@ -263,7 +278,7 @@ def test_predict_seeds_and_global_state(tabular):
     X, y = tabular
     rng_state, threads = torch.random.get_rng_state(), torch.get_num_threads()
     nets, losses = train_seeds(_mlp(0.3), X, y, CE, SEEDS, epochs=4, batch_size=30, lr=1e-2,
-                               return_losses=True)
+                               return_losses=True, strategy="vmap")
     assert torch.equal(torch.random.get_rng_state(), rng_state)
     assert torch.get_num_threads() == threads and torch.get_default_dtype() == torch.float32
     assert losses.shape == (3, 4) and np.isfinite(losses).all()
@@ -308,6 +323,8 @@ def _ok(**overrides):
     ({"X": np.array([["a"] * 3] * 10)}, {}, TypeError, "X must hold numbers"),
     ({"loss_fn": lambda out, t: out}, {}, ValueError, "loss_fn must return a scalar"),
     ({"module_factory": nn.ReLU}, {}, ValueError, "without trainable parameters"),
+    ({}, {"per_seed": True}, ValueError, r"per_seed=True, X must have shape \(n_seeds"),
+    ({}, {"per_seed": "yes"}, TypeError, "per_seed must be a bool"),
 ])
 def test_bad_input(overrides, kwargs, error, match):
     with pytest.raises(error, match=match):
