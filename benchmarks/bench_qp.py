@@ -17,7 +17,15 @@ Cases:
    GNN warm with OSQP's default check interval of 25.
 4. The minimum-norm second stage on singular Q (rank n/4): solve time with the stage
    against the first stage alone, and the constraint violation of both.
+5. The cost of ``solve_qps`` itself: OSQP through ``solve_qps`` (validation, conversion,
+   certificate checks, the minimum-norm stage or its uniqueness test) against calling
+   OSQP directly with the same settings on matrices already in OSQP form, for small and
+   mid-sized QPs and for LPs with a unique vertex optimum (singular Q). The goal is a
+   time ratio ``1 / speedup`` within 1.2. ``python benchmarks/bench_qp.py --overhead``
+   runs these cases only.
 """
+
+import sys
 
 import numpy as np
 import torch
@@ -32,7 +40,7 @@ from skpaper.graph import (
     qp_violation,
     solve_qps,
 )
-from skpaper.graph._qp import _solve_osqp
+from skpaper.graph._qp import _osqp_data, _solve_osqp
 
 
 def _solved(X):
@@ -128,10 +136,51 @@ def _min_norm_case(quick):
                 lambda: figures(False), "first stage only", items=len(X))
 
 
+def _direct_osqp(data, tol=1e-6):
+    """OSQP called directly: what a user with the matrices in OSQP form would write."""
+    import osqp
+
+    statuses = []
+    for P, q, A, lower, upper in data:
+        solver = osqp.OSQP()
+        solver.setup(P, q, A, lower, upper, eps_abs=tol, eps_rel=tol, polishing=True,
+                     verbose=False, max_iter=200_000)
+        statuses.append(solver.solve(raise_error=False).info.status)
+    return {"solved": sum(s == "solved" for s in statuses)}
+
+
+def _overhead_cases(quick):
+    k = 2 if quick else 1
+    lps = make_random_lcqp(100 // k, 10, 30, 60, rhs="feasible", bound_scale=1.0,
+                           random_state=2)
+    for x in lps:
+        x["Q"] = np.zeros_like(x["Q"])  # an LP: singular Q, almost surely a unique vertex
+    problems = {"LCQP 5x20": make_random_lcqp(400 // k, 5, 20, 30, random_state=0),
+                "LCQP 50x100": make_random_lcqp(60 // k, 50, 100, 200, rhs="feasible",
+                                                random_state=1),
+                "LP 10x30 (Q = 0)": lps}
+    cases = []
+    for label, X in problems.items():
+        data = [_osqp_data(check_qp(x)) for x in X]
+
+        def ours(X=X):
+            status = solve_qps(X, return_status=True)[3]
+            return {"solved": int(np.sum(status == "optimal")),
+                    "uncertain": int(np.sum(status == "uncertain"))}
+
+        cases.append(Case(f"solve_qps overhead, {label}", ours,
+                          lambda d=data: _direct_osqp(d), "osqp direct", items=len(X)))
+    return cases
+
+
 def make_cases(quick):
     torch.set_num_threads(1)
-    return _gnn_cases(quick) + _size_cases(quick) + [_min_norm_case(quick)]
+    return (_overhead_cases(quick) + _gnn_cases(quick) + _size_cases(quick)
+            + [_min_norm_case(quick)])
 
 
 if __name__ == "__main__":
-    main_cli(make_cases, __doc__.splitlines()[0])
+    overhead_only = "--overhead" in sys.argv
+    if overhead_only:
+        sys.argv.remove("--overhead")
+    main_cli(_overhead_cases if overhead_only else make_cases, __doc__.splitlines()[0])

@@ -1,5 +1,6 @@
 """QP formats, solver statuses, the minimum-norm stage and feasible generation."""
 
+import re
 import warnings
 
 import numpy as np
@@ -69,11 +70,145 @@ def test_certified_statuses(solver):
     assert np.isnan(objective[1:]).all() and solutions[1] is None and solutions[2] is None
 
 
+def _feasible_instance():
+    # min 1/2 |x|^2 - x1 - x2  s.t.  x1 + x2 <= 1, 0 <= x <= 1: optimum (1/2, 1/2).
+    return _tiny(ub=[1.0, 1.0])
+
+
+class _Patched:
+    """OSQP's result with its status and certificates replaced (a backend gone wrong)."""
+
+    def __init__(self, monkeypatch, status, prim_cert=None, dual_cert=None):
+        import osqp
+
+        original = osqp.OSQP.solve
+
+        def solve(solver, raise_error=None):
+            res = original(solver, raise_error=False)
+            res.info.status_val = getattr(osqp.SolverStatus, status)
+            res.info.status = status.lower()
+            if prim_cert is not None:
+                res.prim_inf_cert = np.asarray(prim_cert, dtype=float)
+            if dual_cert is not None:
+                res.dual_inf_cert = np.asarray(dual_cert, dtype=float)
+            return res
+
+        monkeypatch.setattr(osqp.OSQP, "solve", solve)
+
+
+@pytest.mark.parametrize("status, prim, dual, reason", [
+    # A vector with [A; I]^T y != 0 (rows: x1 + x2, x1, x2).
+    ("OSQP_PRIMAL_INFEASIBLE", [1.0, 0.0, 0.0], None, r"\|\|\[A; I\]\^T y\|\|_inf = 1"),
+    # [A; I]^T y = 0 but the support value is 1 * u_row + 0 * lb1 + 0 * lb2 = 1 >= 0.
+    ("OSQP_PRIMAL_INFEASIBLE", [1.0, -1.0, -1.0], None, "support value .* is not below"),
+    ("OSQP_PRIMAL_INFEASIBLE", [np.nan, 0.0, 0.0], None, "not a finite vector"),
+    # Directions: Q d != 0 (Q = I), and one that leaves the box.
+    ("OSQP_DUAL_INFEASIBLE", None, [1.0, 1.0], r"\|\|Q d\|\|_inf = 1"),
+])
+def test_a_bogus_certificate_gives_uncertain(monkeypatch, status, prim, dual, reason):
+    _Patched(monkeypatch, status, prim, dual)
+    feasible, objective, solutions, statuses, messages = solve_qps(
+        [_feasible_instance()], return_status=True, return_messages=True)
+    assert statuses.tolist() == ["uncertain"]
+    assert feasible.tolist() == [None] and np.isnan(objective[0]) and solutions[0] is None
+    claim = "infeasible" if "PRIMAL" in status else "unbounded"
+    assert messages[0].startswith(f"{status.lower()}; {claim} certificate rejected: ")
+    assert re.search(reason, messages[0]), messages[0]
+
+
+def test_a_bogus_unboundedness_direction_on_a_singular_q(monkeypatch):
+    # Q = 0: d = (1, 1) has Q d = 0 and c'd = -2 < 0 but leaves x1 + x2 <= 1 (by 2) and
+    # the box; d = (-1, -1) stays inside the row but has c'd = 2 > 0.
+    lp = _tiny(Q=np.zeros((2, 2)), ub=[1.0, 1.0])
+    for d, reason in (([1.0, 1.0], "leaves the constraints by 2"),
+                      ([-1.0, -1.0], r"c'd = 2 is not below")):
+        monkeypatch.undo()
+        _Patched(monkeypatch, "OSQP_DUAL_INFEASIBLE", dual_cert=d)
+        _, _, _, status, message = solve_qps([lp], return_status=True, return_messages=True)
+        assert status.tolist() == ["uncertain"] and re.search(reason, message[0]), message[0]
+
+
+def test_a_valid_certificate_is_kept_and_checked_on_the_data(monkeypatch):
+    # The true certificate of x1 + x2 >= 5 with x <= 1: rows (x1 + x2, x1, x2), y = (-1, 1, 1),
+    # support -5 + 1 + 1 = -3. Scaling it (the check normalizes) keeps it valid.
+    infeasible = _tiny(sense=[">="], b=[5.0], ub=[1.0, 1.0])
+    _Patched(monkeypatch, "OSQP_PRIMAL_INFEASIBLE", prim_cert=[-1e3, 1e3, 1e3])
+    _, _, _, status, message = solve_qps([infeasible], return_status=True,
+                                         return_messages=True)
+    assert status.tolist() == ["infeasible"] and message.tolist() == ["osqp_primal_infeasible"]
+    # The same vector on a problem it does not certify (b = 1.5: support -1.5 + 2 > 0).
+    _, _, _, status = solve_qps([dict(infeasible, b=[1.5])], return_status=True)
+    assert status.tolist() == ["uncertain"]
+
+
+def test_a_bogus_clarabel_certificate_gives_uncertain(monkeypatch):
+    import types
+
+    import clarabel
+
+    class Lying:
+        def __init__(self, P, q, A, b, cones, settings):
+            self.n, self.m = P.shape[0], A.shape[0]
+
+        def solve(self):
+            return types.SimpleNamespace(status=clarabel.SolverStatus.PrimalInfeasible,
+                                         x=np.zeros(self.n), z=np.ones(self.m), iterations=7)
+
+    monkeypatch.setattr(clarabel, "DefaultSolver", Lying)
+    _, _, _, status, message = solve_qps([_feasible_instance()], solver="clarabel",
+                                         return_status=True, return_messages=True)
+    assert status.tolist() == ["uncertain"]
+    assert "PrimalInfeasible; infeasible certificate rejected" in message[0]
+
+
+@pytest.mark.parametrize("solver", ["osqp", "clarabel"])
+def test_every_status_comes_with_the_solvers_message(solver):
+    infeasible = _tiny(sense=[">="], b=[5.0], ub=[1.0, 1.0])
+    unbounded = _tiny(Q=np.zeros((2, 2)), c=[-1.0, 1.0], lb=[-np.inf, -np.inf])
+    _, _, _, status, message = solve_qps([_tiny(), infeasible, unbounded], solver=solver,
+                                         return_status=True, return_messages=True)
+    expected = {"osqp": ["solved", "primal infeasible", "dual infeasible"],
+                "clarabel": ["Solved", "PrimalInfeasible", "DualInfeasible"]}[solver]
+    assert status.tolist() == ["optimal", "infeasible", "unbounded"]
+    assert message.tolist() == expected
+    _, _, _, status, message = solve_qps(
+        make_random_lcqp(2, 5, 20, 30, random_state=3), solver=solver, max_iter=2,
+        return_status=True, return_messages=True)
+    assert set(status) == {"max_iter"} and all(message)
+
+
+def test_error_status_carries_the_solvers_message():
+    nonconvex = _tiny(Q=-np.eye(2), ub=[1.0, 1.0])
+    _, _, _, status, message = solve_qps([nonconvex], return_status=True, return_messages=True)
+    assert status.tolist() == ["error"]
+    assert message.tolist() == ["OSQP setup failed: OSQP_NONCVX_ERROR"]
+
+
+@pytest.mark.parametrize("solver", ["osqp", "clarabel"])
+def test_bounds_just_below_1e20_are_infinite(solver):
+    # Public QP collections write a missing bound as -9.999999999999998e19.
+    big = 9.999999999999998e19
+    free = {"Q": np.diag([1.0, 0.0]), "c": [1.0, -1.0], "A": [[1.0, 1.0]], "b": [1.0],
+            "sense": ["<="], "lb": [-np.inf, -np.inf], "ub": [np.inf, np.inf]}
+    stored = dict(free, lb=[-big, -big], ub=[big, big])
+    canon = check_qp(stored)
+    assert np.isneginf(canon["lb"]).all() and np.isposinf(canon["ub"]).all()
+    assert np.isneginf(check_qp(dict(free, b=[-big], sense=[">="]))["row_lower"]).all()
+    a = solve_qps([free], solver=solver, return_status=True)
+    b = solve_qps([stored], solver=solver, return_status=True)
+    assert a[3].tolist() == b[3].tolist() == ["optimal"]
+    # min 1/2 x1^2 + x1 - x2 with x2 = 1 - x1 at the optimum: 1/2 x1^2 + 2 x1 - 1, x1 = -2.
+    assert b[1][0] == pytest.approx(a[1][0], abs=1e-6)
+    # Just below the threshold a bound stays finite.
+    assert check_qp(dict(free, lb=[-9.9e18, -np.inf]))["lb"][0] == -9.9e18
+
+
 def test_osqp_and_clarabel_agree_on_random_instances():
     X = make_random_lcqp(20, 3, 8, 10, random_state=0)
     f1, o1, _, s1 = solve_qps(X, return_status=True)
     f2, o2, _, s2 = solve_qps(X, solver="clarabel", return_status=True)
     assert s1.tolist() == s2.tolist()
+    assert "infeasible" in s1.tolist()  # genuine certificates pass the check
     ok = s1 == "optimal"
     np.testing.assert_allclose(o1[ok], o2[ok], rtol=1e-4, atol=1e-4)
 
@@ -153,7 +288,7 @@ def test_standard_and_osqp_forms_agree(seed, p_eq, sparse):
 
 
 @settings(max_examples=20, deadline=None)
-@given(big=st.floats(1e20, 1e300), side=st.sampled_from(["l", "u", "lb", "ub"]))
+@given(big=st.floats(1e19, 1e300), side=st.sampled_from(["l", "u", "lb", "ub"]))
 def test_huge_bounds_mean_infinite(big, side):
     base = {"P": np.eye(2), "q": [-1.0, -1.0], "A": [[1.0, 1.0]], "l": [-np.inf],
             "u": [1.0], "lb": [0.0, 0.0], "ub": [np.inf, np.inf]}
