@@ -16,12 +16,11 @@ control of the asserting claims is DistiLLM-2 with its contrastive term off
 still sampled but unused), the same optimiser steps from the same student.
 """
 
-import functools
-
 import numpy as np
 
+from ._comparison import ArmRun, EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
 from ._stats import claim_seeds, paired_difference
 
 SLUG = "distillm2"
@@ -29,37 +28,43 @@ SLUG = "distillm2"
 register_paper(SLUG, "DistiLLM-2: A Contrastive Approach Boosts the Distillation of LLMs",
                module="skpaper.language")
 
-#: Judge-proxy margin (nats) over forward KL and SeqKD measured by the full-scale prototype
-#: of the specification (not a figure of the paper); asserted at full scale only, the
-#: smaller scales assert the direction (margin 0).
+#: Judge-proxy lead (nats/token) of DistiLLM-2 over forward KL and SeqKD measured by the
+#: full-scale prototype of the specification (not a figure of the paper); recorded only.
 _SPEC_PROTOTYPE_MARGIN = 0.5
+_NLL_EOI = EffectOfInterest(
+    0.1, "ours", "a tenth of a nat per token in the judge proxy, a fifth of the lead the "
+    "specification's full-scale prototype measured: the smallest lead we would call a win")
+_SIGNATURE_EOI = EffectOfInterest(
+    -0.05, "ours", "a twentieth of a nat per token (under 2% of the about 3 nats of the "
+    "student's own samples): the smallest push-down of the student's own responses by the "
+    "contrastive term that shows in the per-token log-likelihood")
 
 #: Every method distils the same student for the same steps. "distillm2_no_contrast" is
 #: the negative control: DistiLLM-2's loss with beta=0, i.e. without its student-response
-#: (skew reverse KL) term.
+#: (skew reverse KL) term. GKD's mixture weight follows the official trainer (0.9).
 _METHODS = ("seqkd", "fkl", "skl_both", "gjsd", "distillm2", "distillm2_no_contrast")
-_METHOD_PARAMS = {"distillm2_no_contrast": dict(loss="distillm2", beta=0.0)}
+_METHOD_PARAMS = {"distillm2_no_contrast": dict(loss="distillm2", beta=0.0),
+                  "gjsd": dict(jsd_beta=0.9)}
 _CONTROL = "distillm2_no_contrast"
 #: Methods that also read the student's own responses (two sequences per prompt and step).
 _TWO_RESPONSES = ("skl_both", "gjsd", "distillm2", "distillm2_no_contrast")
 
 _SCALES = {
-    # n_worlds paired seeds (each its own Markov source, teacher and student) x n_seeds
-    # distillation seeds; teacher/student = (layers, width, training epochs at batch 64).
+    # Sequential paired seeds (looks), each its own Markov source, teacher and initial
+    # student; teacher/student = (layers, width, training epochs at batch 64).
     # "full" is the reference prototype: 24 symbols, 600 teacher steps, 60 student steps, 300
     # distillation steps at batch 128 with student samples regenerated every 100 steps.
-    "smoke": dict(n_worlds=2, n_seeds=1, n_symbols=8, length=12, prompt_len=4, n_train=192,
+    "smoke": dict(looks=(2,), n_symbols=8, length=12, prompt_len=4, n_train=192,
                   n_prompts=64, n_eval=32, teacher=(1, 32, 4), student=(1, 16, 1),
-                  rounds=2, epochs=1, batch=32, lr=3e-3, curve_every=1, methods=_METHODS,
-                  margin=0.0),
-    "quick": dict(n_worlds=1, n_seeds=3, n_symbols=24, length=24, prompt_len=6, n_train=1024,
-                  n_prompts=320, n_eval=128, teacher=(2, 48, 19), student=(1, 32, 4),
-                  rounds=3, epochs=8, batch=64, lr=2e-3, curve_every=4, methods=_METHODS,
-                  margin=0.0),
-    "full": dict(n_worlds=5, n_seeds=1, n_symbols=24, length=24, prompt_len=6, n_train=1536,
+                  rounds=2, epochs=1, batch=32, lr=3e-3, curve_every=1, methods=_METHODS),
+    # One world per seed costs a teacher each: fewer prompts per world than a single world
+    # could afford (192 prompts, 72 distillation steps).
+    "quick": dict(looks=(4, 8), n_symbols=24, length=24, prompt_len=6, n_train=1024,
+                  n_prompts=192, n_eval=128, teacher=(2, 48, 19), student=(1, 32, 4),
+                  rounds=3, epochs=6, batch=48, lr=2e-3, curve_every=3, methods=_METHODS),
+    "full": dict(looks=(5, 10), n_symbols=24, length=24, prompt_len=6, n_train=1536,
                  n_prompts=1280, n_eval=512, teacher=(2, 64, 25), student=(1, 32, 3),
-                 rounds=3, epochs=10, batch=128, lr=2e-3, curve_every=2, methods=_METHODS,
-                 margin=_SPEC_PROTOTYPE_MARGIN),
+                 rounds=3, epochs=10, batch=128, lr=2e-3, curve_every=2, methods=_METHODS),
 }
 
 
@@ -111,9 +116,9 @@ def _token_divergences(teacher_module, student_module, prompts, responses):
     return float(fkl), float(rkl)
 
 
-@functools.lru_cache(maxsize=8)
-def _experiment(scale, seed):
-    """Train teacher and student, run every method; shared by the three claims."""
+@shared_cache(maxsize=32)
+def _world(scale, world_seed):
+    """One paired seed: its Markov source, teacher and student, and every method's student."""
     import torch
     from sklearn.frozen import FrozenEstimator
 
@@ -129,77 +134,72 @@ def _experiment(scale, seed):
     # smoke and quick stay on the CPU so that their figures are the same on every machine.
     device = "auto" if scale == "full" else "cpu"
     n_new = cfg["length"] - cfg["prompt_len"] + 1  # the response and its <eos>
-    runs = []
-    for world, world_seed in enumerate(claim_seeds(seed, cfg["n_worlds"])):
-        n_total = cfg["n_train"] + cfg["n_prompts"] + cfg["n_eval"]
-        texts, source = make_markov_text(
-            n_total, n_symbols=cfg["n_symbols"], order=2, length=cfg["length"],
-            concentration=0.15, random_state=world_seed, return_model=True)
-        train = texts[:cfg["n_train"]]
-        prompts = [t[:cfg["prompt_len"]] for t in texts[cfg["n_train"]:-cfg["n_eval"]]]
-        eval_prompts = [t[:cfg["prompt_len"]] for t in texts[-cfg["n_eval"]:]]
-        tok = CharTokenizer(alphabet=source["alphabet"])
-        layers, width, epochs = cfg["teacher"]
-        teacher = LanguageModel(tokenizer=tok, n_layers=layers, d_model=width, n_heads=4,
-                                max_len=cfg["length"] + 2, max_epochs=epochs, batch_size=64,
-                                lr=3e-3, device=device, random_state=world_seed).fit(train)
-        layers, width, epochs = cfg["student"]
-        student = LanguageModel(tokenizer=tok, n_layers=layers, d_model=width, n_heads=2,
-                                max_len=cfg["length"] + 2, max_epochs=epochs, batch_size=64,
-                                lr=3e-3, device=device, random_state=world_seed + 1).fit(train)
-        n_parameters = sum(p.numel() for p in student.module_.parameters())
+    n_total = cfg["n_train"] + cfg["n_prompts"] + cfg["n_eval"]
+    texts, source = make_markov_text(
+        n_total, n_symbols=cfg["n_symbols"], order=2, length=cfg["length"],
+        concentration=0.15, random_state=world_seed, return_model=True)
+    train = texts[:cfg["n_train"]]
+    prompts = [t[:cfg["prompt_len"]] for t in texts[cfg["n_train"]:-cfg["n_eval"]]]
+    eval_prompts = [t[:cfg["prompt_len"]] for t in texts[-cfg["n_eval"]:]]
+    tok = CharTokenizer(alphabet=source["alphabet"])
+    layers, width, epochs = cfg["teacher"]
+    teacher = LanguageModel(tokenizer=tok, n_layers=layers, d_model=width, n_heads=4,
+                            max_len=cfg["length"] + 2, max_epochs=epochs, batch_size=64,
+                            lr=3e-3, device=device, random_state=world_seed).fit(train)
+    layers, width, epochs = cfg["student"]
+    student = LanguageModel(tokenizer=tok, n_layers=layers, d_model=width, n_heads=2,
+                            max_len=cfg["length"] + 2, max_epochs=epochs, batch_size=64,
+                            lr=3e-3, device=device, random_state=world_seed + 1).fit(train)
+    n_parameters = sum(p.numel() for p in student.module_.parameters())
 
-        eval_ids = _encode(tok, eval_prompts)
-        train_ids = _encode(tok, prompts)
+    eval_ids = _encode(tok, eval_prompts)
+    train_ids = _encode(tok, prompts)
 
-        def sample(module, prompt_ids, temperature=1.0, top_p=1.0):
-            # The same random numbers for every model: the methods are compared on paired draws.
-            return sample_responses(module, prompt_ids, max_new_tokens=n_new,
-                                    temperature=temperature, top_p=top_p, eos_id=tok.eos_id,
-                                    generator=torch.Generator().manual_seed(world_seed),
-                                    max_len=cfg["length"] + 2)
+    def sample(module, prompt_ids, temperature=1.0, top_p=1.0):
+        # The same random numbers for every model: the methods are compared on paired draws.
+        return sample_responses(module, prompt_ids, max_new_tokens=n_new,
+                                temperature=temperature, top_p=top_p, eos_id=tok.eos_id,
+                                generator=torch.Generator().manual_seed(world_seed),
+                                max_len=cfg["length"] + 2)
 
-        teacher_eval = sample(teacher.module_, eval_ids)
-        floor = -_mean_token_log_prob(teacher.module_, eval_ids, teacher_eval)
-        # The student's own earlier samples: what the first round of DistiLLM-2 rejects.
-        student_samples = sample(student.module_, train_ids, 0.8, 0.95)
+    teacher_eval = sample(teacher.module_, eval_ids)
+    floor = -_mean_token_log_prob(teacher.module_, eval_ids, teacher_eval)
+    # The student's own earlier samples: what the first round of DistiLLM-2 rejects.
+    student_samples = sample(student.module_, train_ids, 0.8, 0.95)
 
-        def judge(module, ids):
-            responses = sample(module, ids)
-            return -_mean_token_log_prob(teacher.module_, ids, responses), responses
+    def judge(module, ids):
+        responses = sample(module, ids)
+        return -_mean_token_log_prob(teacher.module_, ids, responses), responses
 
-        def describe(module, name, curve=()):
-            nll, responses = judge(module, eval_ids)
-            fkl, _ = _token_divergences(teacher.module_, module, eval_ids, teacher_eval)
-            _, rkl = _token_divergences(teacher.module_, module, eval_ids, responses)
-            return {"method": name, "teacher_nll": nll, "fwd_kl": fkl, "rev_kl": rkl,
-                    "logq_teacher": _mean_token_log_prob(module, eval_ids, teacher_eval),
-                    "logq_own_initial": _mean_token_log_prob(module, train_ids, student_samples),
-                    "curve": list(curve)}
+    def describe(module, name, curve=()):
+        nll, responses = judge(module, eval_ids)
+        fkl, _ = _token_divergences(teacher.module_, module, eval_ids, teacher_eval)
+        _, rkl = _token_divergences(teacher.module_, module, eval_ids, responses)
+        return {"method": name, "teacher_nll": nll, "fwd_kl": fkl, "rev_kl": rkl,
+                "logq_teacher": _mean_token_log_prob(module, eval_ids, teacher_eval),
+                "logq_own_initial": _mean_token_log_prob(module, train_ids, student_samples),
+                "curve": list(curve)}
 
-        curve_ids = eval_ids[:32]
-        init = describe(student.module_, "student init")
-        start = judge(student.module_, curve_ids)[0]
-        for rep in range(cfg["n_seeds"]):
-            rows = [init]
-            for method in cfg["methods"]:
-                curve = _Curve(lambda est: judge(est.module_, curve_ids)[0], cfg["curve_every"])
-                params = {"loss": method, **_METHOD_PARAMS.get(method, {})}
-                distiller = ContrastiveDistiller(
-                    teacher=FrozenEstimator(teacher), student=FrozenEstimator(student),
-                    n_rounds=cfg["rounds"], max_epochs=cfg["epochs"],
-                    batch_size=cfg["batch"], lr=cfg["lr"], max_new_tokens=n_new,
-                    device=device, random_state=world_seed + 7 * rep + 2, callbacks=[curve],
-                    **params,
-                ).fit(prompts)
-                rows.append(describe(distiller.module_, method,
-                                     [start] + distiller.callbacks_[0].values))
-            steps = cfg["rounds"] * cfg["epochs"] * -(-len(prompts) // cfg["batch"])
-            runs.append({"world": world, "seed": rep, "floor": floor,
-                         "entropy_rate": source["entropy_rate"], "rows": rows,
-                         "parameters": int(n_parameters), "train_steps": int(steps),
-                         "n_prompts": len(prompts)})
-    return runs
+    curve_ids = eval_ids[:32]
+    init = describe(student.module_, "student init")
+    start = judge(student.module_, curve_ids)[0]
+    rows = [init]
+    for method in cfg["methods"]:
+        curve = _Curve(lambda est: judge(est.module_, curve_ids)[0], cfg["curve_every"])
+        params = {"loss": method, **_METHOD_PARAMS.get(method, {})}
+        distiller = ContrastiveDistiller(
+            teacher=FrozenEstimator(teacher), student=FrozenEstimator(student),
+            n_rounds=cfg["rounds"], max_epochs=cfg["epochs"],
+            batch_size=cfg["batch"], lr=cfg["lr"], max_new_tokens=n_new,
+            device=device, random_state=world_seed + 2, callbacks=[curve],
+            **params,
+        ).fit(prompts)
+        rows.append(describe(distiller.module_, method,
+                             [start] + distiller.callbacks_[0].values))
+    steps = cfg["rounds"] * cfg["epochs"] * -(-len(prompts) // cfg["batch"])
+    return {"world": int(world_seed), "floor": floor, "entropy_rate": source["entropy_rate"],
+            "rows": rows, "parameters": int(n_parameters), "train_steps": int(steps),
+            "n_prompts": len(prompts)}
 
 
 def _by_method(runs, key):
@@ -219,35 +219,53 @@ def _arms(runs, methods):
             for m in methods}
 
 
-def _nll_gains(runs, method, baselines, margin):
-    """Paired lower bounds of ``baseline NLL - method NLL`` (nats), one per baseline."""
-    _, table = _by_method(runs, "teacher_nll")
-    return {b: paired_difference(table[b], table[method], alternative="greater",
-                                 margin=margin) for b in baselines}
+def _nll(run, method):
+    return next(row["teacher_nll"] for row in run["rows"] if row["method"] == method)
 
 
-def _nll_claim(scale, seed, baselines, margin):
-    runs = _experiment(scale, seed)
+def _logq_own(run, method):
+    return next(row["logq_own_initial"] for row in run["rows"] if row["method"] == method)
+
+
+def _nll_comparison(scale, seed, baselines):
+    """min over ``baselines`` of (baseline NLL - method NLL) per seed, DistiLLM-2 and control."""
+    cfg = _SCALES[scale]
+
+    def arm(method):
+        def run(s):
+            world = _world(scale, s)
+            return ArmRun(min(_nll(world, b) - _nll(world, method) for b in baselines),
+                          parameters=world["parameters"], train_steps=world["train_steps"],
+                          train_examples=world["n_prompts"])
+        return run
+
+    # One seed stream for every claim of the paper (key 0), so the worlds are shared.
+    cmp = run_comparison({"distillm2": arm("distillm2"), _CONTROL: arm(_CONTROL)},
+                         method="distillm2", baseline=None, control_method=_CONTROL,
+                         seed=seed, looks=cfg["looks"], effect_of_interest=_NLL_EOI,
+                         metric=f"min over {', '.join(baselines)} of (baseline - method) "
+                                "teacher NLL, nats/token")
+    runs = [_world(scale, s) for s in cmp.seeds]
     means, table = _by_method(runs, "teacher_nll")
-    gains = _nll_gains(runs, "distillm2", baselines, margin)
-    control = _nll_gains(runs, _CONTROL, baselines, margin)
+    direct = paired_difference(table[_CONTROL], table["distillm2"], alternative="greater")
     observed = {"teacher_nll_mean": means, "teacher_nll_per_seed": table,
-                "gain_nats": {b: g.to_dict() for b, g in gains.items()},
-                "teacher_floor": float(np.mean([r["floor"] for r in runs])),
-                "n_paired_seeds": len(runs)}
-    return runs, observed, gains, ControlResult(
-        observed={"gain_nats": {b: g.to_dict() for b, g in control.items()}},
-        passed=all(g.passed for g in control.values()))
+                "gain_nats_per_baseline": {
+                    b: paired_difference(table[b], table["distillm2"]).to_dict()
+                    for b in baselines},
+                "ablation_no_contrast_minus_distillm2": direct.to_dict(),
+                "teacher_floor": float(np.mean([r["floor"] for r in runs]))}
+    return cmp, runs, observed
 
 
 _NOTES = ("Judge proxy (the teacher's NLL of student samples) instead of GPT-4o win rates; "
-          "teacher and student are trained in the claim. Every method runs the same optimiser "
-          "steps from the same initial student on the same prompts (the methods that also use "
-          "the student's responses see two sequences per prompt, as in the paper). At 'quick' "
-          "the paired seeds are three distillation seeds on one Markov source and teacher "
-          "(a smaller teacher and fewer distillation steps than the prototype, to fit a few "
-          "CPU minutes), so only the direction is asserted; 'full' is the prototype's setting "
-          "on five sources, each with its own teacher and student, with the 0.5-nat margin.")
+          "teacher and student are trained in the claim. Every seed draws its own Markov "
+          "source, teacher and initial student, so the bounds cover the world as well as the "
+          "optimiser. Every method runs the same optimiser steps from the same initial student "
+          "on the same prompts (the methods that also use the student's responses see two "
+          "sequences per prompt, as in the paper). GKD's mixture weight is the official "
+          "trainer's 0.9; the skl_both baseline is the forward skew KL on both response types "
+          "(DistiLLM v1's official trainer uses the skew reverse KL: not available in the "
+          "distiller).")
 
 
 @register_claim(SLUG, "beats-fkl-and-seqkd",
@@ -256,14 +274,14 @@ _NOTES = ("Judge proxy (the teacher's NLL of student samples) instead of GPT-4o 
                 paper_statement="DistiLLM-2 outperforms KD (forward KL) and SeqKD on every "
                                 "instruction-following benchmark (LLM-as-judge win rates, "
                                 "main tables; figures not retrieved).",
-                check="for each of forward KL and SeqKD: the lower 95% bound of the paired "
-                      "mean (baseline NLL - DistiLLM-2 NLL) over the paired seeds > margin "
-                      "(0 at smoke and quick; the spec prototype's 0.5 nats at full)",
+                check="per seed (its own source, teacher and student), min over forward KL and "
+                      "SeqKD of (baseline NLL - DistiLLM-2 NLL); over sequential seeds its lower "
+                      "95% bound > 0",
                 control="contrastive term off: DistiLLM-2's loss with beta=0 (skew KL on "
-                        "teacher responses only)")
+                        "teacher responses only) in DistiLLM-2's place",
+                effect_of_interest=_NLL_EOI)
 def _claim_beats_baselines(scale, seed, out_dir):
-    margin = _SCALES[scale]["margin"]
-    runs, observed, gains, control = _nll_claim(scale, seed, ("fkl", "seqkd"), margin)
+    cmp, runs, observed = _nll_comparison(scale, seed, ("fkl", "seqkd"))
     fig, ax = new_figure(figsize=(6, 4))
     colors = {"seqkd": "tab:gray", "fkl": "tab:blue", "skl_both": "tab:orange",
               "distillm2": "tab:red", "gjsd": "tab:green", _CONTROL: "tab:purple"}
@@ -278,14 +296,9 @@ def _claim_beats_baselines(scale, seed, out_dir):
     ax.set_title("DistiLLM-2 vs baselines on Markov languages")
     ax.legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "learning_curves")
-    return ClaimResult(
-        observed=observed,
-        expected={"gain_lower_bound": f"> {margin} nats for fkl and seqkd",
-                  "spec_prototype_margin": _SPEC_PROTOTYPE_MARGIN,
-                  "spec_prototype_teacher_nll": {"distillm2": 2.76, "fkl": 3.43, "seqkd": 4.24}},
-        passed=all(g.passed for g in gains.values()), control=control,
-        arms=_arms(runs, ("distillm2", "fkl", "seqkd", _CONTROL)), artifacts=[artifact],
-        notes=_NOTES)
+    observed["spec_prototype"] = {"margin": _SPEC_PROTOTYPE_MARGIN,
+                                  "teacher_nll": {"distillm2": 2.76, "fkl": 3.43, "seqkd": 4.24}}
+    return cmp.claim_result(observed=observed, artifacts=[artifact], notes=_NOTES)
 
 
 @register_claim(SLUG, "beats-strongest-baselines",
@@ -295,12 +308,13 @@ def _claim_beats_baselines(scale, seed, out_dir):
                                 "JSD on on-policy samples); its ablation replaces the "
                                 "contrastive loss by one loss on both data types and loses "
                                 "(tables not retrieved).",
-                check="for each of skl_both and gjsd: the lower 95% bound of the paired mean "
-                      "(baseline NLL - DistiLLM-2 NLL) over the paired seeds > 0",
+                check="per seed, min over skl_both and gjsd of (baseline NLL - DistiLLM-2 NLL); "
+                      "over sequential seeds its lower 95% bound > 0",
                 control="contrastive term off: DistiLLM-2's loss with beta=0 (skew KL on "
-                        "teacher responses only)")
+                        "teacher responses only) in DistiLLM-2's place",
+                effect_of_interest=_NLL_EOI)
 def _claim_strongest(scale, seed, out_dir):
-    runs, observed, gains, control = _nll_claim(scale, seed, ("skl_both", "gjsd"), 0.0)
+    cmp, runs, observed = _nll_comparison(scale, seed, ("skl_both", "gjsd"))
     fig, ax = new_figure(figsize=(5.5, 3.8))
     _, table = _by_method(runs, "teacher_nll")
     methods = [m for m in table if m != "student init"]
@@ -309,49 +323,43 @@ def _claim_strongest(scale, seed, out_dir):
     ax.set_ylabel("teacher NLL of student samples (nats/token)")
     ax.set_title("per-seed judge proxy")
     artifact = save_figure(fig, out_dir, "nll_by_method")
-    return ClaimResult(
-        observed=observed,
-        expected={"gain_lower_bound": "> 0 nats for skl_both and gjsd",
-                  "spec_prototype_lead_over_skl_both": 0.1},
-        passed=all(g.passed for g in gains.values()), control=control,
-        arms=_arms(runs, ("distillm2", "skl_both", "gjsd", _CONTROL)), artifacts=[artifact],
+    return cmp.claim_result(
+        observed=observed, artifacts=[artifact],
         notes=_NOTES + " The prototype of the specification measured a lead of only about 0.1 "
                        "nats over skl_both.")
 
 
-def _own_sample_drops(runs, method, others):
-    """Paired upper bounds of ``log q_method(y_s) - log q_other(y_s)`` (must be < 0)."""
-    _, table = _by_method(runs, "logq_own_initial")
-    return {o: paired_difference(table[method], table[o], alternative="less")
-            for o in others}
-
-
 @register_claim(SLUG, "contrastive-signature",
-                "DistiLLM-2 lowers the student's likelihood of its own earlier samples the most "
-                "of all methods, while raising the likelihood of teacher samples.",
+                "DistiLLM-2's contrastive term pushes down the student's likelihood of its own "
+                "earlier samples: below the same loss without that term.",
                 paper_statement="The contrastive loss raises the likelihood of teacher "
                                 "responses and pushes down that of student responses (the "
                                 "paper's analysis of the loss dynamics).",
-                check="the upper 95% bound of the paired mean (log q_DistiLLM-2 - log q_other) "
-                      "of the initial student's samples < 0 against every other method, and "
-                      "the lower bound of log q(teacher samples) after minus before > 0",
-                control="contrastive term off: DistiLLM-2's loss with beta=0 in its place")
+                check="per seed, log q_DistiLLM-2 - log q_(beta=0) of the initial student's "
+                      "samples (per token); over sequential seeds its upper 95% bound < 0",
+                control="the student's responses used without the contrast: the same skew KL "
+                        "on both response types (skl_both) in DistiLLM-2's place",
+                effect_of_interest=_SIGNATURE_EOI)
 def _claim_signature(scale, seed, out_dir):
-    runs = _experiment(scale, seed)
-    own, table = _by_method(runs, "logq_own_initial")
-    teacher_ll, teacher_table = _by_method(runs, "logq_teacher")
-    others = [m for m in _SCALES[scale]["methods"] if m not in ("distillm2", _CONTROL)]
-    init = teacher_table["student init"]
+    cfg = _SCALES[scale]
 
     def arm(method):
-        drops = _own_sample_drops(runs, method, others + ["distillm2" if method == _CONTROL
-                                                          else _CONTROL])
-        rise = paired_difference(teacher_table[method], init, alternative="greater")
-        return drops, rise, all(d.passed for d in drops.values()) and rise.passed
+        def run(s):
+            world = _world(scale, s)
+            return ArmRun(_logq_own(world, method), parameters=world["parameters"],
+                          train_steps=world["train_steps"], train_examples=world["n_prompts"])
+        return run
 
-    drops, rise, passed = arm("distillm2")
-    c_drops, c_rise, c_passed = arm(_CONTROL)
-
+    cmp = run_comparison({m: arm(m) for m in ("distillm2", "skl_both", _CONTROL)},
+                         method="distillm2", baseline=_CONTROL, control_method="skl_both",
+                         seed=seed, looks=cfg["looks"], effect_of_interest=_SIGNATURE_EOI,
+                         alternative="less",
+                         metric="log q of the initial student's samples, nats/token")
+    runs = [_world(scale, s) for s in cmp.seeds]
+    own, table = _by_method(runs, "logq_own_initial")
+    teacher_ll, teacher_table = _by_method(runs, "logq_teacher")
+    rise = paired_difference(teacher_table["distillm2"], teacher_table["student init"],
+                             alternative="greater")
     fig, ax = new_figure(figsize=(6, 4))
     for m in own:
         ax.scatter(teacher_ll[m], own[m])
@@ -360,21 +368,14 @@ def _claim_signature(scale, seed, out_dir):
     ax.set_ylabel("log q(student's initial samples) per token")
     ax.set_title("Contrastive signature")
     artifact = save_figure(fig, out_dir, "signature")
-    return ClaimResult(
+    return cmp.claim_result(
         observed={"logq_own_initial": own, "logq_own_initial_per_seed": table,
-                  "logq_teacher": teacher_ll,
-                  "own_sample_logq_difference": {o: d.to_dict() for o, d in drops.items()},
-                  "teacher_logq_rise": rise.to_dict()},
-        expected={"own_sample_logq_difference_upper_bound": "< 0 against every method",
-                  "teacher_logq_rise_lower_bound": "> 0"},
-        passed=bool(passed),
-        control=ControlResult(
-            observed={"own_sample_logq_difference": {o: d.to_dict() for o, d in c_drops.items()},
-                      "teacher_logq_rise": c_rise.to_dict()},
-            passed=bool(c_passed)),
-        arms=_arms(runs, _SCALES[scale]["methods"]), artifacts=[artifact],
+                  "logq_teacher": teacher_ll, "teacher_logq_rise": rise.to_dict()},
+        artifacts=[artifact],
         notes="Per-token log-likelihood, under the distilled student, of the samples the initial "
-              "student drew (temperature 0.8, top-p 0.95) on the training prompts.",
+              "student drew (temperature 0.8, top-p 0.95) on the training prompts. The paper "
+              "states the push-down of the contrastive term, not that DistiLLM-2 ends lowest "
+              "of all methods (SeqKD, which never sees the student's samples, may end lower).",
     )
 
 
@@ -388,7 +389,8 @@ def _claim_signature(scale, seed, out_dir):
                       "paired bound are reported (asserted in beats-strongest-baselines)",
                 reported=True)
 def _claim_same_loss(scale, seed, out_dir):
-    runs = _experiment(scale, seed)
+    cfg = _SCALES[scale]
+    runs = [_world(scale, s) for s in claim_seeds(seed, cfg["looks"][0])]
     nll, table = _by_method(runs, "teacher_nll")
     fkl, _ = _by_method(runs, "fwd_kl")
     rkl, _ = _by_method(runs, "rev_kl")

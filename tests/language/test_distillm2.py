@@ -384,11 +384,14 @@ def test_load_dataset_descriptions_is_real_english():
 
 # -------------------------------------------------------------------------------- claims
 def test_smoke_experiment_records_every_method_and_curve():
-    from skpaper.papers.distillm2 import _SCALES, _experiment
+    from skpaper.papers._stats import claim_seeds
+    from skpaper.papers.distillm2 import _SCALES, _world
 
     cfg = _SCALES["smoke"]
-    runs = _experiment("smoke", 0)
-    assert len(runs) == cfg["n_worlds"] * cfg["n_seeds"]
+    runs = [_world("smoke", s) for s in claim_seeds(0, cfg["looks"][0])]
+    # Every paired seed is its own world: source, teacher and student.
+    assert len({r["world"] for r in runs}) == len(runs) == cfg["looks"][0]
+    assert runs[0]["floor"] != runs[1]["floor"]
     rows = runs[0]["rows"]
     assert [r["method"] for r in rows] == ["student init", *cfg["methods"]]
     n_points = 1 + cfg["rounds"] * cfg["epochs"] // cfg["curve_every"]
