@@ -20,8 +20,19 @@ Measures, in one process on the same keys:
   reading those bytes once (``max`` over a ``uint64`` view): the memory
   bandwidth ceiling of any single-threaded pass over them.
 
+* the lock (thread safety): single-threaded ``update`` of batches of 1, 1,000
+  and 100,000 integer keys against the same work without the lock (the
+  kernel called as before the lock existed), in the same run; goal: under 5%
+  on batches of 1,000 keys and more;
+* one key at a time: ``update_one(key)`` in a Python loop over words and
+  over integers, against ``update([key])``, a Python ``set.add`` loop and, when
+  installed, DataSketches' per-key ``update`` (goal: at least as fast);
+* ``merge_sketches`` of many sketches: the peak of memory allocated during the
+  merge (``tracemalloc``), against the size of one sketch.
+
 Run ``python benchmarks/bench_sketch.py [--n 10000000] [--json out.json]``;
-``--strings-only`` runs the string section alone.
+``--strings-only`` runs the string section alone, ``--threads-only`` the lock,
+per-key and merge sections.
 """
 
 import argparse
@@ -32,7 +43,9 @@ from collections import deque
 
 import numpy as np
 
-from skpaper.sketch import BottomKSketch
+from skpaper._ext._bottomk import bottomk_update
+from skpaper.sketch import BottomKSketch, merge_sketches
+from skpaper.sketch._keys import as_key_array
 
 
 def _best_of(func, repeat):
@@ -206,6 +219,127 @@ def bench_strings(lg_k, repeat):
     return out
 
 
+def _update_unlocked(sketch, keys):
+    # update() of an integer array as it ran before the lock existed.
+    arr = as_key_array(keys, sketch._mixed)
+    sketch._reserve()
+    sketch._size = bottomk_update(sketch._hashes, sketch._size, arr, np.uint64(sketch._mixed))
+
+
+def bench_lock(k, repeat, seed):
+    """Single-threaded cost of the lock: locked update / unlocked update, same batches."""
+    rng = np.random.default_rng(seed)
+    out = {"k": k}
+    # The lock's own price, stable on a loaded machine: one take-and-release.
+    sk = BottomKSketch(k=k, seed=1)
+    acquire, release = sk._acquire, sk._release
+
+    def pairs(n=200_000):
+        for _ in range(n):
+            acquire()
+            release()
+
+    def loop_only(n=200_000):
+        for _ in range(n):
+            pass
+
+    pair = min(_best_of(pairs, 1) - _best_of(loop_only, 1) for _ in range(3 * repeat))
+    out["lock_pair_ns"] = max(pair, 0.0) / 200_000 * 1e9
+    for batch, n_batches in ((1, 20_000), (1_000, 2_000), (100_000, 20)):
+        parts = [rng.integers(0, 2**63, size=batch, dtype=np.int64) for _ in range(n_batches)]
+
+        def locked(parts=parts):
+            sk = BottomKSketch(k=k, seed=1)
+            for p in parts:
+                sk.update(p)
+
+        def unlocked(parts=parts):
+            sk = BottomKSketch(k=k, seed=1)
+            for p in parts:
+                _update_unlocked(sk, p)
+
+        t_lock, t_free = [], []
+        for _ in range(3 * repeat):  # interleaved: a busy machine slows both alike
+            t_lock.append(_best_of(locked, 1))
+            t_free.append(_best_of(unlocked, 1))
+        # The fastest of many runs: the least disturbed by other load.
+        out[f"batch_{batch}_cost"] = float(min(t_lock) / min(t_free) - 1)
+        out[f"batch_{batch}_locked_keys_per_s"] = batch * n_batches / float(min(t_lock))
+        # The lock's share of one update call of this batch.
+        out[f"batch_{batch}_lock_share"] = out["lock_pair_ns"] * 1e-9 * n_batches / min(t_lock)
+    return out
+
+
+def bench_per_key(k, repeat, n_words=300_000):
+    """Keys/s of one call per key: update_one against update([key]), set.add, DataSketches."""
+    _, words = load_words()
+    words = (words * (n_words // len(words) + 1))[:n_words]
+    ints = list(range(len(words)))
+    out = {"k": k, "n_keys": len(words)}
+    try:
+        import datasketches
+    except ImportError:
+        datasketches = None
+        out["datasketches"] = "not installed"
+    lg_k = int(np.log2(k))
+    cases = {}
+    for label, keys in (("words", words), ("ints", ints)):
+        def one(keys=keys):
+            up = BottomKSketch(k=k, seed=1).update_one
+            deque(map(up, keys), maxlen=0)
+
+        def wrapped(keys=keys):
+            sk = BottomKSketch(k=k, seed=1)
+            for key in keys:
+                sk.update([key])
+
+        def py_set(keys=keys):
+            add = set().add
+            deque(map(add, keys), maxlen=0)
+
+        cases[f"{label}_update_one"] = one
+        cases[f"{label}_update_list_of_one"] = wrapped
+        cases[f"{label}_python_set_add"] = py_set
+        if datasketches is not None:
+            def theta(keys=keys):
+                sk = datasketches.update_theta_sketch(lg_k)
+                deque(map(sk.update, keys), maxlen=0)
+
+            cases[f"{label}_datasketches_update"] = theta
+    times = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, func in cases.items():
+            times[name].append(_best_of(func, 1))
+    for name, ts in times.items():
+        out[f"{name}_keys_per_s"] = len(words) / float(min(ts))
+    for label in ("words", "ints"):
+        for peer in ("update_list_of_one", "python_set_add", "datasketches_update"):
+            if f"{label}_{peer}_keys_per_s" in out:
+                out[f"{label}_ratio_vs_{peer}"] = (out[f"{label}_update_one_keys_per_s"]
+                                                   / out[f"{label}_{peer}_keys_per_s"])
+    return out
+
+
+def bench_merge_memory(lg_k, n_sketches, seed):
+    """Peak bytes allocated by merge_sketches, in units of one sketch's hash array."""
+    import tracemalloc
+
+    k = 2**lg_k
+    rng = np.random.default_rng(seed)
+    parts = [BottomKSketch(k=k, seed=2).update(rng.integers(0, 2**63, size=k + k // 2,
+                                                             dtype=np.int64))
+             for _ in range(n_sketches)]
+    tracemalloc.start()
+    start = time.perf_counter()
+    merged = merge_sketches(parts)
+    elapsed = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {"k": k, "n_sketches": n_sketches, "peak_bytes": peak,
+            "peak_in_sketches": peak / (8 * k), "seconds": elapsed,
+            "estimate": merged.estimate()}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000, help="keys for ingestion")
@@ -218,7 +352,36 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="write the figures to this file")
     parser.add_argument("--strings-only", action="store_true",
                         help="run only the string-key section")
+    parser.add_argument("--threads-only", action="store_true",
+                        help="run only the lock, per-key and merge-memory sections")
     args = parser.parse_args(argv)
+
+    lock = bench_lock(4096, args.repeat, args.seed)
+    print(f"lock (k={lock['k']}), single-threaded: {lock['lock_pair_ns']:.0f} ns per take "
+          "and release; update against the same work without the lock:")
+    for batch in (1, 1_000, 100_000):
+        print(f"        batches of {batch:>7,} keys: {100 * lock[f'batch_{batch}_cost']:+6.1f}% "
+              f"measured, {100 * lock[f'batch_{batch}_lock_share']:.3f}% the lock's share "
+              f"({lock[f'batch_{batch}_locked_keys_per_s'] / 1e6:.2f} M keys/s)")
+    per_key = bench_per_key(4096, args.repeat)
+    print(f"one key at a time (k={per_key['k']}, {per_key['n_keys']:,} keys):")
+    for key, value in per_key.items():
+        if key.endswith("_keys_per_s"):
+            print(f"        {key[:-11]:34s} {value / 1e6:7.2f} M keys/s")
+        elif "_ratio_vs_" in key:
+            print(f"        update_one {key}: x{value:.2f}")
+    if "datasketches" in per_key:
+        print("        DataSketches is not installed: no per-key peer of its own")
+    merge_mem = bench_merge_memory(20, 64, args.seed)
+    print(f"merge_sketches of {merge_mem['n_sketches']} sketches at k=2**20: peak "
+          f"{merge_mem['peak_bytes'] / 2**20:.1f} MiB allocated "
+          f"({merge_mem['peak_in_sketches']:.2f} sketches), {merge_mem['seconds']:.2f} s")
+    if args.threads_only:
+        report = {"lock": lock, "per_key": per_key, "merge_memory": merge_mem}
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(report, fh, indent=2)
+        return report
 
     import datasketches
 

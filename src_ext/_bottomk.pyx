@@ -12,27 +12,36 @@ the buffer.
 
 import numpy as np
 
+from time import sleep as _sleep
+
+cimport cython
 from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from _ingest cimport (
-    _BLOCK, _Ingest, _ingest_finish, _ingest_free, _ingest_init, _merge_unique, _offer_block,
-    _take,
+    _BLOCK, _find, _flush, _Ingest, _ingest_finish, _ingest_free, _ingest_init, _merge_unique,
+    _offer_block, _take,
 )
 
 from _hashcore cimport (
-    ALGO_TEXT_KEY, FixedText, PyList_GET_SIZE, PyObject, TEXT_CHUNK, TextHasher, _splitmix64,
-    fixed_text_init, hash_fixed, hash_list, prefetch_item_ahead, raise_unhashable,
-    skp_ucs4_key_short, text_hasher_init,
+    ALGO_TEXT_KEY, FixedText, PyBytes_CheckExact, PyList_GET_SIZE, PyObject,
+    PyUnicode_CheckExact, TEXT_CHUNK, TextHasher, _splitmix64, fixed_text_init, hash_fixed,
+    hash_list, hash_object, prefetch_item_ahead, raise_unhashable, skp_ucs4_key_short,
+    text_hasher_init,
 )
+
+cdef extern from "Python.h":
+    bint PyLong_CheckExact(object o)
+    long long PyLong_AsLongLongAndOverflow(object o, int* overflow) except? -1
+    unsigned long long PyLong_AsUnsignedLongLong(object o) except? -1
 
 cdef enum:
     # Items per round of the fused U loop (hash, threshold, then the candidates).
     _FUSED = 64
 
 __all__ = [
-    "bottomk_update", "bottomk_update_text", "bottomk_update_text_array", "bottomk_merge",
+    "SketchState", "bottomk_update", "bottomk_update_text", "bottomk_update_text_array", "bottomk_merge",
     "bottomk_query",
 ]
 
@@ -350,3 +359,201 @@ def bottomk_query(const uint64_t[::1] keys, uint64_t seed, Py_ssize_t k,
         raise MemoryError()
     return out[:size], st.n_hits
 
+
+
+_NO_HASHES = np.zeros(0, dtype=np.uint64)
+
+
+@cython.auto_pickle(False)
+cdef class SketchState:
+    """Hash array, lock and per-key buffer of a bottom-k sketch (base of ``BottomKSketch``).
+
+    ``_hashes[:_size]`` holds the sorted kept hashes. Every change of them, and
+    every read that must see a consistent sketch, runs between :meth:`_acquire`
+    and :meth:`_release`, which hold this sketch's lock (the kernels write the
+    array without the GIL). The lock is a flag read and set with the GIL held,
+    so taking it uncontended costs no system call (builds with a GIL); a
+    thread that finds it taken waits with the GIL released, so the holder can
+    always finish. :meth:`update_one` buffers candidate hashes (those below
+    the k-th smallest) and :meth:`_acquire` folds them in.
+    """
+
+    cdef bint _busy
+    cdef object _arr
+    cdef uint64_t* _ptr
+    cdef Py_ssize_t _cap
+    cdef public Py_ssize_t _size
+    cdef public Py_ssize_t _k
+    cdef object _mixed_obj
+    cdef uint64_t _mix
+    cdef TextHasher _th
+    cdef uint64_t* _pend
+    cdef Py_ssize_t _npend
+    cdef Py_ssize_t _pcap
+
+    def __cinit__(self, *args, **kwargs):
+        self._arr = _NO_HASHES
+        self._mixed_obj = 0
+        text_hasher_init(&self._th, ALGO_TEXT_KEY, 0)
+
+    def __dealloc__(self):
+        free(self._pend)
+        free(self._th.scratch)
+
+    @property
+    def _hashes(self):
+        return self._arr
+
+    @_hashes.setter
+    def _hashes(self, arr):
+        cdef uint64_t[::1] view = arr
+        self._arr = arr
+        self._cap = view.shape[0]
+        self._ptr = &view[0] if self._cap else NULL
+
+    @property
+    def _mixed(self):
+        return self._mixed_obj
+
+    @_mixed.setter
+    def _mixed(self, value):
+        self._mix = <uint64_t>value
+        self._mixed_obj = value
+        free(self._th.scratch)
+        text_hasher_init(&self._th, ALGO_TEXT_KEY, self._mix)
+
+    def _acquire(self):
+        """Take this sketch's lock and fold the buffered per-key hashes."""
+        self._lock()
+        try:
+            self._fold()
+        except BaseException:
+            self._busy = False
+            raise
+
+    def _release(self):
+        """Release the lock taken by :meth:`_acquire`."""
+        self._busy = False
+
+    cdef inline int _lock(self) except -1:
+        # Check and set run with the GIL held, so no other thread comes between.
+        if self._busy:
+            self._wait()
+        self._busy = True
+        return 0
+
+    cdef int _wait(self) except -1:
+        # Sleeping releases the GIL, so the holder (whose kernel may need it) goes on.
+        cdef double pause = 0.0
+        while self._busy:
+            _sleep(pause)
+            pause = min(2 * pause + 1e-6, 1e-4)
+        return 0
+
+    def _reserve(self):
+        """Grow the hash array to ``k`` entries (a deserialized sketch holds its payload only)."""
+        if self._cap < self._k:
+            full = np.zeros(self._k, dtype=np.uint64)
+            full[: self._size] = self._arr[: self._size]
+            self._hashes = full
+
+    cdef int _fold(self) except -1:
+        cdef uint64_t* tmp
+        cdef uint64_t* sort_tmp
+        if self._npend == 0:
+            return 0
+        self._reserve()
+        tmp = <uint64_t*>malloc(self._k * sizeof(uint64_t))
+        sort_tmp = <uint64_t*>malloc(self._npend * sizeof(uint64_t))
+        if tmp == NULL or sort_tmp == NULL:
+            free(tmp)
+            free(sort_tmp)
+            raise MemoryError()
+        self._size = _flush(self._ptr, self._size, self._k, self._pend, self._npend, tmp,
+                            sort_tmp)
+        self._npend = 0
+        free(tmp)
+        free(sort_tmp)
+        return 0
+
+    cdef int _offer_one(self, uint64_t h) except -1:
+        # Lock held. A candidate is below the k-th smallest kept hash; one
+        # already kept (a frequent word) is found by a search of the sketch.
+        if self._size == self._k and h >= self._ptr[self._k - 1]:
+            return 0
+        if self._size and _find(self._ptr, self._size, h) >= 0:
+            return 0
+        if self._pend == NULL:
+            self._pcap = max(256, self._k // 8)
+            self._pend = <uint64_t*>malloc(self._pcap * sizeof(uint64_t))
+            if self._pend == NULL:
+                raise MemoryError()
+        elif self._npend == self._pcap:
+            self._fold()
+            if self._size == self._k and h >= self._ptr[self._k - 1]:
+                return 0
+        self._pend[self._npend] = h
+        self._npend += 1
+        return 0
+
+    def update_one(self, key):
+        """Add one key to the sketch (the per-key path of a streaming loop).
+
+        The same as ``update([key])``, in one call without building a list:
+        ``int``, ``str`` and ``bytes`` keys are hashed here, any other key
+        goes through :meth:`update`. Safe to call from several threads.
+
+        Parameters
+        ----------
+        key : int, str, bytes or other key accepted by :meth:`update`
+
+        Returns
+        -------
+        self : BottomKSketch
+            This sketch, with the key added.
+
+        Raises
+        ------
+        ValueError
+            If an integer key does not fit in 64 bits, or as :meth:`update`
+            for the other key types (the sketch is then left unchanged).
+
+        Examples
+        --------
+        >>> from skpaper.sketch import BottomKSketch
+        >>> sketch = BottomKSketch(k=64)
+        >>> for word in ["to", "be", "or", "not", "to", "be"]:
+        ...     _ = sketch.update_one(word)
+        >>> sketch.estimate()
+        4.0
+        """
+        cdef int overflow = 0
+        cdef long long v
+        cdef uint64_t x
+        if PyLong_CheckExact(key):
+            v = PyLong_AsLongLongAndOverflow(key, &overflow)
+            if overflow == 0:
+                x = <uint64_t>v
+            elif overflow > 0:
+                try:
+                    x = <uint64_t>PyLong_AsUnsignedLongLong(key)
+                except OverflowError:
+                    raise ValueError(f"keys must fit in 64 bits, got {key}.") from None
+            else:
+                raise ValueError(f"keys must fit in 64 bits, got {key}.")
+        elif PyUnicode_CheckExact(<PyObject*>key) or PyBytes_CheckExact(<PyObject*>key):
+            self._lock()
+            try:
+                hash_object(&self._th, key, &x)
+                self._offer_one(_splitmix64(x ^ self._mix))
+            finally:
+                self._busy = False
+            return self
+        else:
+            return self.update([key])
+        self._lock()
+        try:
+            self._offer_one(_splitmix64(x ^ self._mix))
+        finally:
+            self._busy = False
+        return self

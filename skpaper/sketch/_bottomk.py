@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 
 from .._ext._bottomk import (
-    bottomk_merge, bottomk_update, bottomk_update_text, bottomk_update_text_array,
+    SketchState, bottomk_merge, bottomk_update, bottomk_update_text, bottomk_update_text_array,
 )
 from ._keys import (
     TEXT_HASH_VERSION, as_key_array, check_seed, mix_seed, mixed_type_error, text_list,
@@ -41,7 +41,7 @@ def hash_to_unit(hashes):
     return (np.asarray(hashes, dtype=np.uint64).astype(np.float64) + 0.5) / _TWO64
 
 
-class BottomKSketch:
+class BottomKSketch(SketchState):
     """Mergeable bottom-k (KMV) sketch of a set of keys.
 
     Every key ``x`` gets a seeded 64-bit hash ``h(x)``, read as a uniform
@@ -92,6 +92,23 @@ class BottomKSketch:
     and updates of many keys, a hash set of fewer than ``3 (k + b)`` hashes
     that drops repeated keys before any insertion work.
 
+    Thread safety: one sketch may be updated, merged, read and serialized from
+    several threads at once. Every method that changes the kept hashes or must
+    see them whole (:meth:`update`, :meth:`update_one`, :meth:`merge`,
+    :meth:`estimate`, :meth:`to_bytes`, :meth:`copy`, ``==``, ``len``) holds
+    the sketch's lock while it does (the kernels write the hashes without the
+    GIL); a merge takes the locks of both sketches in a fixed order, so two
+    threads merging ``a`` into ``b`` and ``b`` into ``a`` do not deadlock. The
+    result is the sketch of the union of everything added, as if the calls had
+    run one after the other, so it does not depend on the threads' timing.
+    Updates of one sketch do not run in parallel (they take turns); for
+    parallel ingestion give each thread its own sketch and merge them. Not
+    thread-safe: a list or array of keys changed by another thread while it is
+    being sketched (a list that changes size raises ``RuntimeError``). The
+    lock is a flag read and set with the GIL held: uncontended it costs no
+    system call (``benchmarks/bench_sketch.py`` measures it), and it relies on
+    the GIL, so free-threaded Python builds are not covered.
+
     References
     ----------
     .. [1] E. Cohen, M. Singhal and U. Stemmer, "Breaking the Quadratic
@@ -110,7 +127,8 @@ class BottomKSketch:
     2.0
     """
 
-    __slots__ = ("_k", "_seed", "_mixed", "_hashes", "_size")
+    # _k, _mixed, _hashes and _size live in SketchState, with the lock.
+    __slots__ = ("_seed",)
 
     def __init__(self, k=256, seed=None):
         self._k = check_k(k)
@@ -134,12 +152,16 @@ class BottomKSketch:
     @property
     def hashes(self):
         """Sorted array of the kept hashes (a copy)."""
-        return self._hashes[: self._size].copy()
+        self._acquire()
+        try:
+            return self._hashes[: self._size].copy()
+        finally:
+            self._release()
 
     @property
     def is_exact(self):
         """True while fewer than ``k`` distinct keys were seen (the count is exact)."""
-        return self._size < self._k
+        return len(self) < self._k
 
     def get_params(self, deep=True):
         """Return the parameters that rebuild an empty sketch that merges with this one.
@@ -197,19 +219,29 @@ class BottomKSketch:
             self._update_text_array(keys)
             return self
         arr = as_key_array(keys, self._mixed)
-        self._reserve()
-        self._size = bottomk_update(self._hashes, self._size, arr, np.uint64(self._mixed))
+        if not arr.size:
+            return self
+        self._acquire()
+        try:
+            self._reserve()
+            self._size = bottomk_update(self._hashes, self._size, arr, np.uint64(self._mixed))
+        finally:
+            self._release()
         return self
 
     def _update_text(self, items):
-        self._reserve()
-        # The kernel works in place; on an error the copy is dropped.
-        work = self._hashes if self._size == 0 else self._hashes.copy()
+        self._acquire()
         try:
-            size = bottomk_update_text(work, self._size, items, np.uint64(self._mixed))
-        except TypeError:
-            raise mixed_type_error(items, "keys") from None
-        self._hashes, self._size = work, size
+            self._reserve()
+            # The kernel works in place; on an error the copy is dropped.
+            work = self._hashes if self._size == 0 else self._hashes.copy()
+            try:
+                size = bottomk_update_text(work, self._size, items, np.uint64(self._mixed))
+            except TypeError:
+                raise mixed_type_error(items, "keys") from None
+            self._hashes, self._size = work, size
+        finally:
+            self._release()
 
     def _update_text_array(self, arr):
         # numpy U/S/StringDType keys: hashed and folded in one pass without the GIL.
@@ -217,22 +249,36 @@ class BottomKSketch:
         if kind == "U" and not arr.dtype.isnative:
             arr = arr.astype(arr.dtype.newbyteorder("="))
         arr = np.ascontiguousarray(arr)
-        self._reserve()
-        work = self._hashes if self._size == 0 else self._hashes.copy()
         if kind == "T":
-            from .._ext._strings import bottomk_update_string_dtype
-
-            size = bottomk_update_string_dtype(work, self._size, arr, np.uint64(self._mixed))
+            from .._ext._strings import bottomk_update_string_dtype as kernel
         else:
-            size = bottomk_update_text_array(work, self._size, arr, np.uint64(self._mixed))
-        self._hashes, self._size = work, size
+            kernel = bottomk_update_text_array
+        self._acquire()
+        try:
+            self._reserve()
+            work = self._hashes if self._size == 0 else self._hashes.copy()
+            size = kernel(work, self._size, arr, np.uint64(self._mixed))
+            self._hashes, self._size = work, size
+        finally:
+            self._release()
 
-    def _reserve(self):
-        # A deserialized sketch holds only its payload until it grows.
-        if self._hashes.size < self._k:
-            full = np.zeros(self._k, dtype=np.uint64)
-            full[: self._size] = self._hashes[: self._size]
-            self._hashes = full
+    def _locked(self, other=None):
+        # Both locks in a fixed order (by id), so two threads merging a into b
+        # and b into a cannot deadlock; returns the sketches to release.
+        pair = [self] if other is None or other is self else sorted((self, other), key=id)
+        pair[0]._acquire()
+        if len(pair) > 1:
+            try:
+                pair[1]._acquire()
+            except BaseException:
+                pair[0]._release()
+                raise
+        return pair
+
+    @staticmethod
+    def _unlock(pair):
+        for s in reversed(pair):
+            s._release()
 
     def _check_compatible(self, other):
         if not isinstance(other, BottomKSketch):
@@ -265,8 +311,14 @@ class BottomKSketch:
             If ``k`` or ``seed`` differ.
         """
         self._check_compatible(other)
-        self._reserve()
-        self._size = bottomk_merge(self._hashes, self._size, other._hashes, other._size)
+        if other is self:
+            return self
+        pair = self._locked(other)
+        try:
+            self._reserve()
+            self._size = bottomk_merge(self._hashes, self._size, other._hashes, other._size)
+        finally:
+            self._unlock(pair)
         return self
 
     def __or__(self, other):
@@ -280,9 +332,14 @@ class BottomKSketch:
         estimate : float
             The estimated number of distinct keys seen.
         """
-        if self._size < self._k:
-            return float(self._size)
-        return (self._k - 1) / float(hash_to_unit(self._hashes[self._k - 1]))
+        self._acquire()
+        try:
+            size, kth = self._size, self._hashes[self._k - 1] if self._size == self._k else 0
+        finally:
+            self._release()
+        if size < self._k:
+            return float(size)
+        return (self._k - 1) / float(hash_to_unit(kth))
 
     def copy(self):
         """Return an independent copy.
@@ -293,22 +350,33 @@ class BottomKSketch:
             A sketch equal to this one, sharing no state with it.
         """
         new = BottomKSketch.__new__(BottomKSketch)
-        new._k, new._seed, new._mixed, new._size = self._k, self._seed, self._mixed, self._size
-        new._hashes = self._hashes.copy()
+        new._k, new._seed, new._mixed = self._k, self._seed, self._mixed
+        self._acquire()
+        try:
+            new._hashes, new._size = self._hashes.copy(), self._size
+        finally:
+            self._release()
         return new
 
     def __len__(self):
+        self._acquire()
+        self._release()
         return self._size
 
     def __eq__(self, other):
         if not isinstance(other, BottomKSketch):
             return NotImplemented
-        return (
-            self._k == other._k
-            and self._seed == other._seed
-            and self._size == other._size
-            and bool(np.array_equal(self._hashes[: self._size], other._hashes[: other._size]))
-        )
+        pair = self._locked(other)
+        try:
+            return (
+                self._k == other._k
+                and self._seed == other._seed
+                and self._size == other._size
+                and bool(np.array_equal(self._hashes[: self._size],
+                                        other._hashes[: other._size]))
+            )
+        finally:
+            self._unlock(pair)
 
     __hash__ = None
 
@@ -329,8 +397,12 @@ class BottomKSketch:
         data : bytes
             The serialized sketch, ``28 + 8 * len(sketch)`` bytes long.
         """
-        header = _HEADER.pack(_MAGIC, _VERSION, bytes(3), self._k, self._size, self._seed)
-        body = header + self._hashes[: self._size].astype("<u8").tobytes()
+        self._acquire()
+        try:
+            header = _HEADER.pack(_MAGIC, _VERSION, bytes(3), self._k, self._size, self._seed)
+            body = header + self._hashes[: self._size].astype("<u8").tobytes()
+        finally:
+            self._release()
         return body + _CRC.pack(zlib.crc32(body))
 
     @classmethod
