@@ -11,27 +11,29 @@ learned arms share one budget: the same training shapes, epochs, batch size,
 backbone and inference votes.
 """
 
-import functools
-
 import numpy as np
 
+from ._comparison import ArmRun, EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
-from ._stats import claim_seeds, mean_interval, paired_difference, proportion_interval
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
+from ._stats import claim_seeds, paired_difference, proportion_interval
 
 SLUG = "shape-orientation"
 
 register_paper(SLUG, "Symmetry-Robust 3D Orientation Estimation", module="skpaper.shape")
 
 # Per scale: shapes per family (train), points per cloud, epochs, backbone,
-# test shapes per family, conformal calibration/test shapes per family, seeds.
+# test shapes per family, conformal calibration/test shapes per family, sequential seeds.
+# Quick trains 300 epochs: at 60 the naive net stayed near the loss of predicting zero and
+# the flipper's top-1 near 0.2 (an outside review's calibration on seed 1 found the flipper
+# at 0.54 and the two-stage pipeline at 0.93 with 300).
 _SCALES = {
     "smoke": dict(n_train=6, n_points=48, epochs=3, backbone="pointnet", batch_size=16,
-                  n_test=4, n_conformal=10, n_votes=3, n_seeds=2),
-    "quick": dict(n_train=30, n_points=128, epochs=60, backbone="pointnet", batch_size=16,
-                  n_test=15, n_conformal=30, n_votes=20, n_seeds=3),
+                  n_test=4, n_conformal=10, n_votes=3, looks=(2,)),
+    "quick": dict(n_train=30, n_points=128, epochs=300, backbone="pointnet", batch_size=16,
+                  n_test=15, n_conformal=30, n_votes=20, looks=(3, 6)),
     "full": dict(n_train=100, n_points=512, epochs=200, backbone="dgcnn", batch_size=32,
-                 n_test=50, n_conformal=200, n_votes=50, n_seeds=5),
+                 n_test=50, n_conformal=200, n_votes=50, looks=(5, 10)),
 }
 _THRESHOLD_DEG = 10.0
 # Ours, not the paper's: a column norm below 0.5 is "collapsed" (a rotation's columns
@@ -45,16 +47,29 @@ _ALPHA = 0.1
 _INFORMATIVE_SET_MAX = 12.0
 _SYMMETRIC_UP = ("table", "bench")
 _IDENTIFIABLE = ("chair", "mug")
+_COLLAPSE_EOI = EffectOfInterest(
+    0.1, "ours", "each of the three figures clears its threshold by 0.1 (side/front norm at "
+    "most 0.4, up norm at least 0.6, 60% of shapes within 10 degrees): a collapse, and a fix, "
+    "plainly visible")
+_UP_EOI = EffectOfInterest(
+    0.05, "ours", "five points of up-axis accuracy at 10 degrees over the better baseline: the "
+    "smallest lead that would rank the pipeline first in a benchmark table")
+_SET_EOI = EffectOfInterest(
+    _INFORMATIVE_SET_MAX, "ours", "an informative set holds at most half of the 24 flips on "
+    "identifiable shapes; a lower bound above 12 contradicts")
 
 
 def _seeds(scale, seed):
-    return claim_seeds(seed, _SCALES[scale]["n_seeds"])
+    """The seeds of the first look: what the reported claim and the figures read."""
+    return claim_seeds(seed, _SCALES[scale]["looks"][0])
 
 
-def _arm(cfg, n_train):
-    return {"parameters": None, "train_epochs": cfg["epochs"], "train_shapes": n_train,
-            "batch_size": cfg["batch_size"], "backbone": cfg["backbone"],
-            "inference_votes": cfg["n_votes"]}
+def _cost(scale, s, *names):
+    models = _trained(scale, s)
+    return dict(parameters=sum(_n_parameters(models[n]) for n in names),
+                train_steps=models["cfg"]["epochs"], train_examples=models["n_train_shapes"],
+                extra={"unit_of_train_steps": "epochs", "backbone": models["cfg"]["backbone"],
+                       "inference_votes": models["cfg"]["n_votes"]})
 
 
 def _with_octahedral(group):
@@ -79,7 +94,7 @@ def _n_parameters(estimator):
     return int(sum(p.numel() for p in estimator.module_.parameters()))
 
 
-@functools.lru_cache(maxsize=8)
+@shared_cache(maxsize=8)
 def _trained(scale, seed):
     """Train the naive regressor, the quotient orienter and the flipper once per (scale, seed).
 
@@ -141,35 +156,40 @@ def _collapse_figures(models):
                     "outputs the mean of {R g : g in G_S}, which is not a rotation (a 180-degree "
                     "symmetry about up sends the side and front columns to 0); regressing "
                     "modulo the octahedral group O avoids this (Sec. 3-4).",
-    check="over paired seeds (one-sided 95% t bounds): on the C2/C4 families (table, bench) "
-          "the upper bound of the naive model's mean side/front column norm < 0.5 and the lower "
-          "bound of its up column norm >= 0.5 (thresholds ours), and the lower bound of the "
-          "quotient orienter's fraction of shapes within 10 degrees modulo O > 0.5",
-    control="symmetry removed: the same column-norm test on the identifiable families (chair, "
-            "mug), where Prop. 3.1 predicts no collapse")
+    check="per seed, the least of three margins: 0.5 - the naive model's mean side/front "
+          "column norm on the C2/C4 families (table, bench), its up column norm - 0.5 "
+          "(thresholds ours), and the quotient orienter's fraction of shapes within 10 "
+          "degrees modulo O - 0.5; over sequential paired seeds its lower 95% bound > 0",
+    control="symmetry removed: the same margins with the column norms taken on the "
+            "identifiable families (chair, mug), where Prop. 3.1 predicts no collapse",
+    effect_of_interest=_COLLAPSE_EOI)
 def _claim_l2_collapse(scale, seed, out_dir):
-    seeds = _seeds(scale, seed)
+    def margins(which):
+        def run(s):
+            f = _collapse_figures(_trained(scale, s))
+            return ArmRun(min(_COLLAPSE_NORM - f[f"{which}_side_front"],
+                              f[f"{which}_up"] - _UP_NORM_MIN, f["quotient_below"] - 0.5),
+                          **_cost(scale, s, "naive", "quotient"))
+        return run
+
+    cmp = run_comparison({"symmetric_families": margins("symmetric"),
+                          "identifiable_families": margins("identifiable")},
+                         method="symmetric_families", baseline=None,
+                         control_method="identifiable_families", seed=seed,
+                         looks=_SCALES[scale]["looks"], effect_of_interest=_COLLAPSE_EOI,
+                         metric="least margin of the collapse figures")
+    seeds = cmp.seeds
     figs = [_collapse_figures(_trained(scale, s)) for s in seeds]
-    side_front = mean_interval([f["symmetric_side_front"] for f in figs], alternative="less",
-                               margin=_COLLAPSE_NORM)
-    up = mean_interval([f["symmetric_up"] for f in figs], alternative="greater",
-                       margin=_UP_NORM_MIN)
-    quotient = mean_interval([f["quotient_below"] for f in figs], alternative="greater",
-                             margin=0.5)
-    ctrl_side_front = mean_interval([f["identifiable_side_front"] for f in figs],
-                                    alternative="less", margin=_COLLAPSE_NORM)
-    ctrl_up = mean_interval([f["identifiable_up"] for f in figs], alternative="greater",
-                            margin=_UP_NORM_MIN)
     first = figs[0]
     fam, norms = first["family"], first["norms"]
     column_norms = {f: np.mean(norms[fam == f], axis=0).round(3).tolist()
                     for f in sorted(set(fam))}
     models = _trained(scale, seeds[0])
     observed = {
-        "n_seeds": len(seeds),
-        "naive_side_front_norm_on_C2_C4": side_front.to_dict(),
-        "naive_up_norm_on_C2_C4": up.to_dict(),
-        "quotient_fraction_below_10deg": quotient.to_dict(),
+        **{f"naive_{k}_per_seed": [f[k] for f in figs]
+           for k in ("symmetric_side_front", "symmetric_up", "identifiable_side_front",
+                     "identifiable_up")},
+        "quotient_fraction_below_10deg_per_seed": [f["quotient_below"] for f in figs],
         "naive_column_norms_side_up_front_first_seed": column_norms,
         "quotient_fraction_below_10deg_per_family_first_seed": _per_family(
             first["quotient_err"] < _THRESHOLD_DEG, fam),
@@ -197,19 +217,8 @@ def _claim_l2_collapse(scale, seed, out_dir):
     axes[1].set_title(f"quotient orienter ({len(seeds)} seeds)")
     artifact = save_figure(fig, out_dir, "l2_collapse")
     cfg = models["cfg"]
-    arm = _arm(cfg, models["n_train_shapes"])
-    return ClaimResult(
+    return cmp.claim_result(
         observed=observed,
-        expected={"naive_side_front_norm_on_C2_C4_upper_bound": f"< {_COLLAPSE_NORM} (ours)",
-                  "naive_up_norm_on_C2_C4_lower_bound": f">= {_UP_NORM_MIN} (ours)",
-                  "quotient_fraction_below_10deg_lower_bound": "> 0.5"},
-        passed=bool(side_front.passed and up.passed and quotient.passed),
-        control=ControlResult(observed={
-            "naive_side_front_norm_on_chair_mug": ctrl_side_front.to_dict(),
-            "naive_up_norm_on_chair_mug": ctrl_up.to_dict()},
-            passed=bool(ctrl_side_front.passed and ctrl_up.passed)),
-        arms={"naive_l2": {**arm, "parameters": _n_parameters(models["naive"])},
-              "quotient": {**arm, "parameters": _n_parameters(models["quotient"])}},
         artifacts=[artifact],
         notes=(f"{models['n_train_shapes']} training shapes per seed ({scale}), "
                f"{cfg['epochs']} epochs of fresh random rotations, {cfg['backbone']} backbone, "
@@ -240,34 +249,43 @@ def _up_errors(models, name, top_k=None):
                     "(angle < 10 degrees) on ShapeNet, above regression and other baselines "
                     "(Sec. 5; the official benchmark our_pipeline_up_accuracy_benchmark_shapenet"
                     ".py).",
-    check="lower one-sided 95% t bounds over paired seeds of up-accuracy(two-stage) - "
-          "up-accuracy(naive L2) > 0 and of up-accuracy(two-stage) - up-accuracy(PCA + same "
-          "flipper) > 0 (errors modulo each shape's symmetry group)",
+    check="per seed, min over naive L2 and PCA + the same flipper of up-accuracy(two-stage) "
+          "- up-accuracy(baseline) (errors modulo each shape's symmetry group); over "
+          "sequential paired seeds its lower 95% bound > 0",
     control="quotient loss off: the same check with stage 1 the naive L2 regressor (same "
-            "flipper, same budget)")
+            "flipper, same budget)",
+    effect_of_interest=_UP_EOI)
 def _claim_two_stage(scale, seed, out_dir):
-    seeds = _seeds(scale, seed)
     names = ("two_stage", "naive", "pca", "naive_flipper")
-    acc = {n: [] for n in names}
-    top4 = []
-    per_family = None
-    for s in seeds:
-        models = _trained(scale, s)
-        errors = {n: _up_errors(models, n) for n in names}
-        for n in names:
-            acc[n].append(float(np.mean(errors[n] < _THRESHOLD_DEG)))
-        top4.append(float(np.mean(_up_errors(models, "two_stage", top_k=4) < _THRESHOLD_DEG)))
-        if per_family is None:
-            fam = models["test"]["family"]
-            per_family = {n: _per_family(errors[n] < _THRESHOLD_DEG, fam) for n in names}
-    vs_naive = paired_difference(acc["two_stage"], acc["naive"])
-    vs_pca = paired_difference(acc["two_stage"], acc["pca"])
-    ctrl_naive = paired_difference(acc["naive_flipper"], acc["naive"])
-    ctrl_pca = paired_difference(acc["naive_flipper"], acc["pca"])
+
+    def accuracy(models, name):
+        return float(np.mean(_up_errors(models, name) < _THRESHOLD_DEG))
+
+    def lead(name):
+        def run(s):
+            models = _trained(scale, s)
+            return ArmRun(min(accuracy(models, name) - accuracy(models, b)
+                              for b in ("naive", "pca")),
+                          **_cost(scale, s, "quotient" if name == "two_stage" else "naive",
+                                  "flipper"))
+        return run
+
+    cmp = run_comparison({"two_stage": lead("two_stage"), "naive_flipper": lead("naive_flipper")},
+                         method="two_stage", baseline=None, control_method="naive_flipper",
+                         seed=seed, looks=_SCALES[scale]["looks"], effect_of_interest=_UP_EOI,
+                         metric="up-axis accuracy lead over the better baseline")
+    seeds = cmp.seeds
+    acc = {n: [accuracy(_trained(scale, s), n) for s in seeds] for n in names}
+    top4 = [float(np.mean(_up_errors(_trained(scale, s), "two_stage", top_k=4)
+                          < _THRESHOLD_DEG)) for s in seeds]
+    models = _trained(scale, seeds[0])
+    fam = models["test"]["family"]
+    per_family = {n: _per_family(_up_errors(models, n) < _THRESHOLD_DEG, fam) for n in names}
     labels = {"two_stage": "two-stage", "naive": "naive L2", "pca": "PCA + flipper",
               "naive_flipper": "naive L2 + flipper"}
-    observed = {"n_seeds": len(seeds),
-                "gain_vs_naive_l2": vs_naive.to_dict(), "gain_vs_pca_flipper": vs_pca.to_dict(),
+    observed = {"gain_vs_naive_l2": paired_difference(acc["two_stage"], acc["naive"]).to_dict(),
+                "gain_vs_pca_flipper": paired_difference(acc["two_stage"],
+                                                         acc["pca"]).to_dict(),
                 **{f"up_accuracy_{n}_per_seed": acc[n] for n in names},
                 "up_accuracy_two_stage_top4_per_seed": top4,
                 "up_accuracy_per_family_first_seed": per_family}
@@ -283,20 +301,8 @@ def _claim_two_stage(scale, seed, out_dir):
     ax.set_ylim(0, 1.3)
     ax.legend(fontsize=7, ncol=2, loc="upper center")
     artifact = save_figure(fig, out_dir, "two_stage_up_accuracy")
-    models = _trained(scale, seeds[0])
-    arm = _arm(models["cfg"], models["n_train_shapes"])
-    n_flip = _n_parameters(models["flipper"])
-    return ClaimResult(
+    return cmp.claim_result(
         observed=observed,
-        expected={"gain_vs_naive_l2_lower_bound": "> 0", "gain_vs_pca_flipper_lower_bound": "> 0"},
-        passed=bool(vs_naive.passed and vs_pca.passed),
-        control=ControlResult(observed={"gain_vs_naive_l2": ctrl_naive.to_dict(),
-                                        "gain_vs_pca_flipper": ctrl_pca.to_dict()},
-                              passed=bool(ctrl_naive.passed and ctrl_pca.passed)),
-        arms={"two_stage": {**arm, "parameters": _n_parameters(models["quotient"]) + n_flip},
-              "naive_l2": {**arm, "parameters": _n_parameters(models["naive"])},
-              "pca_flipper": {**arm, "parameters": n_flip},
-              "naive_l2_flipper": {**arm, "parameters": _n_parameters(models["naive"]) + n_flip}},
         artifacts=[artifact],
         notes=("Up-axis errors are taken modulo each shape's symmetry group (a rocket's up "
                "axis is defined only up to rotations about its front axis). All learned models "
@@ -333,7 +339,7 @@ def _conformal_figures(flipper, cfg, seed):
             "set_size_per_family": _per_family(sizes, fam[tst])}
 
 
-@functools.lru_cache(maxsize=8)
+@shared_cache(maxsize=8)
 def _uninformed_flipper(scale, seed):
     """A flipper whose training flips are hidden by a uniform random rotation (no signal)."""
     from ..shape import OctahedralFlipper
@@ -346,15 +352,18 @@ def _uninformed_flipper(scale, seed):
                              batch_size=cfg["batch_size"], lr=1e-3, random_state=seed).fit(X)
 
 
-def _coverage_and_size(figs):
+def _coverage(figs):
     covered = sum(f["covered"] for f in figs)
     n = sum(f["n"] for f in figs)
     low, high = proportion_interval(covered, n)
-    size = mean_interval([f["size_identifiable"] for f in figs], alternative="less",
-                         margin=_INFORMATIVE_SET_MAX)
-    coverage = {"coverage": covered / n, "clopper_pearson_95": [low, high], "n": n,
-                "passed": bool(high >= 1 - _ALPHA)}
-    return coverage, size
+    return {"coverage": covered / n, "clopper_pearson_95": [low, high], "n": n,
+            "reaches_1_minus_alpha": bool(high >= 1 - _ALPHA)}
+
+
+@shared_cache(maxsize=16)
+def _conformal(scale, s, informed):
+    flipper = _trained(scale, s)["flipper"] if informed else _uninformed_flipper(scale, s)
+    return _conformal_figures(flipper, _SCALES[scale], s)
 
 
 @register_claim(
@@ -366,23 +375,36 @@ def _coverage_and_size(figs):
                     "probability up to the true flip, quantile at 0.9) cover the true flip with "
                     "probability >= 1 - alpha and return few candidate orientations "
                     "(Sec. 4; calibrate_conformal_flipper in the official inference_helpers.py).",
-    check="pooled over paired seeds, the two-sided 95% Clopper-Pearson interval of the "
-          "coverage reaches 0.9 (not significantly below 1 - alpha), and the upper one-sided "
-          "95% t bound over seeds of the mean set size on identifiable families (chair, mug) "
-          "< 12 of 24 flips (threshold ours)",
-    control="flip signal removed: the same check for a flipper trained on flips hidden by a "
-            "uniformly random rotation (noise_deg=180)")
+    check="per seed, the mean set size on identifiable families (chair, mug); over "
+          "sequential paired seeds its upper 95% bound < 12 of 24 flips (threshold ours). "
+          "The coverage (pooled Clopper-Pearson interval reaching 0.9) is reported: split "
+          "conformal guarantees it for any model, so it cannot tell flippers apart",
+    control="flip signal removed: the same set size for a flipper trained on flips hidden by a "
+            "uniformly random rotation (noise_deg=180)",
+    effect_of_interest=_SET_EOI)
 def _claim_conformal(scale, seed, out_dir):
-    seeds = _seeds(scale, seed)
     cfg = _SCALES[scale]
-    figs, ctrl_figs = [], []
-    for s in seeds:
-        figs.append(_conformal_figures(_trained(scale, s)["flipper"], cfg, s))
-        ctrl_figs.append(_conformal_figures(_uninformed_flipper(scale, s), cfg, s))
-    coverage, size = _coverage_and_size(figs)
-    ctrl_coverage, ctrl_size = _coverage_and_size(ctrl_figs)
-    observed = {"n_seeds": len(seeds), "coverage": coverage,
-                "mean_set_size_identifiable": size.to_dict(),
+
+    def size(informed):
+        def run(s):
+            models = _trained(scale, s)
+            return ArmRun(_conformal(scale, s, informed)["size_identifiable"],
+                          parameters=_n_parameters(models["flipper"]),
+                          train_steps=cfg["epochs"] if informed else max(1, cfg["epochs"] // 5),
+                          train_examples=models["n_train_shapes"],
+                          extra={"unit_of_train_steps": "epochs"})
+        return run
+
+    cmp = run_comparison({"flipper": size(True), "control_flipper": size(False)},
+                         method="flipper", baseline=None, control_method="control_flipper",
+                         seed=seed, looks=cfg["looks"], effect_of_interest=_SET_EOI,
+                         alternative="less", margin=_INFORMATIVE_SET_MAX,
+                         metric="mean conformal set size on identifiable shapes (of 24)")
+    seeds = cmp.seeds
+    figs = [_conformal(scale, s, True) for s in seeds]
+    ctrl_figs = [_conformal(scale, s, False) for s in seeds]
+    coverage, ctrl_coverage = _coverage(figs), _coverage(ctrl_figs)
+    observed = {"coverage": coverage, "control_coverage": ctrl_coverage,
                 "mean_set_size_all_per_seed": [f["size_all"] for f in figs],
                 "q_hat_per_seed": [f["q_hat"] for f in figs],
                 "top1_flip_accuracy_per_seed": [f["top1"] for f in figs],
@@ -406,20 +428,8 @@ def _claim_conformal(scale, seed, out_dir):
     axes[1].set_ylabel("mean set size (of 24)")
     axes[1].legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "conformal_coverage")
-    return ClaimResult(
+    return cmp.claim_result(
         observed=observed,
-        expected={"coverage_clopper_pearson_upper": f">= {1 - _ALPHA}",
-                  "mean_set_size_identifiable_upper_bound": f"< {_INFORMATIVE_SET_MAX} (ours)"},
-        passed=bool(coverage["passed"] and size.passed),
-        control=ControlResult(observed={"coverage": ctrl_coverage,
-                                        "mean_set_size_identifiable": ctrl_size.to_dict()},
-                              passed=bool(ctrl_coverage["passed"] and ctrl_size.passed)),
-        arms={"flipper": {**_arm(cfg, _trained(scale, seeds[0])["n_train_shapes"]),
-                          "parameters": _n_parameters(_trained(scale, seeds[0])["flipper"])},
-              "control_flipper": {**_arm(cfg, _trained(scale, seeds[0])["n_train_shapes"]),
-                                  "train_epochs": max(1, cfg["epochs"] // 5),
-                                  "parameters": _n_parameters(_uninformed_flipper(scale,
-                                                                                  seeds[0]))}},
         artifacts=[artifact],
         notes=(f"{cfg['n_conformal']} calibration and {cfg['n_conformal']} test shapes per "
                "family and seed, drawn the same way (canonical, perturbed by <= 10 degrees, "
@@ -430,7 +440,7 @@ def _claim_conformal(scale, seed, out_dir):
     )
 
 
-@functools.lru_cache(maxsize=8)
+@shared_cache(maxsize=8)
 def _forward_corrected(scale, seed):
     from sklearn.frozen import FrozenEstimator
 
