@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted
 
 from ..utils._docstring import Substitution
+from ..utils._memory import check_allocation
 from ..utils._sklearn import Interval, _fit_context, validate_data
 from . import _kernels as kern
 from ._source import LossSource
@@ -39,9 +40,12 @@ def _check_index(value, name, upper):
     return int(value)
 
 
+#: Largest number of actions (the bound of ``n_actions`` and of 1-D label actions).
+_MAX_ACTIONS = 2**20
+
 #: Parameter constraints shared by every policy.
 _POLICY_CONSTRAINTS = {
-    "n_actions": [Interval(numbers.Integral, 2, 2**20, closed="both"), None],
+    "n_actions": [Interval(numbers.Integral, 2, _MAX_ACTIONS, closed="both"), None],
     "horizon": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "eta": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
@@ -291,6 +295,7 @@ class _BasePolicy(BaseEstimator):
             horizon, n_contexts, n_actions
         )
         n_rows = 1 if scope == kern.SCOPE_POOLED else n_contexts
+        self._check_tables(n_contexts, n_actions)
         L = np.zeros((n_rows, n_actions))
         W, Z, base = np.empty((n_rows, n_actions)), np.empty(n_rows), np.empty(n_rows)
         mask = np.ascontiguousarray(mask, dtype=bool)
@@ -367,10 +372,12 @@ class _BasePolicy(BaseEstimator):
             contexts, n_contexts = self._row_ids(X, reset)
             if y.ndim == 2:
                 _check_unit_interval(y, "y (the losses)")
+                self._check_tables(n_contexts, y.shape[1])
                 source = LossSource.pooled(y, n_contexts)
             else:
-                source = LossSource.labels_for(self._labels(y), n_contexts,
-                                               self._n_label_actions(y, reset))
+                labels, n_actions = self._labels(y), self._n_label_actions(y, reset)
+                self._check_tables(n_contexts, n_actions)
+                source = LossSource.labels_for(labels, n_contexts, n_actions)
         else:
             raise ValueError(
                 "y must be losses of shape (n_rounds, n_contexts, n_actions), context-free "
@@ -378,6 +385,14 @@ class _BasePolicy(BaseEstimator):
             )
         self._check_n_actions(source.n_actions)
         return contexts, source, None, X
+
+    def _check_tables(self, n_contexts, n_actions):
+        # L, W, Lsnap and the cumulative losses in float64 plus the boolean mask, per
+        # context and action.
+        check_allocation(
+            n_contexts * n_actions * (4 * 8 + 1), type(self).__name__,
+            f"the loss and weight tables ({n_contexts} contexts x n_actions={n_actions})",
+            "lower n_actions or the number of distinct contexts (rows of X)")
 
     def _check_n_actions(self, n_actions):
         expected = getattr(self, "n_actions_", None) if self.n_actions is None else self.n_actions
@@ -402,6 +417,13 @@ class _BasePolicy(BaseEstimator):
         elif not reset:
             n_actions = self.n_actions_
         else:
+            if top > _MAX_ACTIONS:
+                # A label is an action index: the policy keeps a weight for every action
+                # up to the largest label, so one huge label would size every table.
+                raise ValueError(
+                    f"1-D y holds the action {top - 1}, past the largest action index "
+                    f"{_MAX_ACTIONS - 1} (n_actions is at most 2**20); labels are action "
+                    "indices in [0, n_actions): encode them (e.g. with LabelEncoder) first.")
             n_actions = max(2, top)
         if top > n_actions:
             raise ValueError(

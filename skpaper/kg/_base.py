@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from ..nn._base import BaseTorchEstimator
+from ..utils._memory import check_allocation
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._metrics import FactIndex, filtered_ranks, ranking_metrics
 
@@ -193,6 +194,7 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         self.n_entities_ = self.entities_.size
         self.n_relations_ = self.relations_.size
         self.n_timestamps_ = self.timestamps_.size
+        self._check_training_memory()
         self.known_facts_ = np.unique(X, axis=0)
         self._init_torch_state()
         facts = self._validate_quadruples(self.known_facts_, reset=False)
@@ -203,11 +205,35 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         tensors = (torch.as_tensor(facts, dtype=torch.long, device=self.device_),)
         return self._fit_loop(tensors)
 
+    def _check_training_memory(self):
+        """Estimate the tables and the per-batch scores before allocating them."""
+        width = self._module_class.n_components * int(self.rank)
+        rows = self.n_entities_ + 2 * self._n_relation_rows + 2 * self.n_timestamps_
+        # Parameters, gradients and optimizer state (Adam keeps two moments), float32.
+        tables = rows * width * 4 * (4 if self.optimizer == "adam" else 3)
+        check_allocation(
+            tables, type(self).__name__,
+            f"the embedding tables (n_entities={self.n_entities_}, "
+            f"n_relations={self.n_relations_}, n_timestamps={self.n_timestamps_}, "
+            f"rank={self.rank})",
+            "lower rank, or leave n_entities, n_relations and n_timestamps at None to size "
+            "the tables by the ids in X")
+        self._check_score_memory(int(self.batch_size), "batch_size", factor=3)
+
+    def _check_score_memory(self, n_queries, name, factor=1):
+        # Each query scores every entity: (n_queries, n_entities) floats, ``factor`` copies.
+        check_allocation(
+            n_queries * self.n_entities_ * 8 * factor, type(self).__name__,
+            f"the scores of {name}={n_queries} queries over n_entities={self.n_entities_} "
+            "entities",
+            f"lower {name} or n_entities")
+
     # ------------------------------------------------------------ prediction
     def _score_batches(self, X, inverse, batch_size=None):
         """Yield (slice, scores over all entities) for tail (or head) queries of X."""
         module = self.module_
         step = int(batch_size or max(int(self.batch_size), 1024))
+        self._check_score_memory(step, "batch_size")
         with torch.no_grad():
             for start in range(0, X.shape[0], step):
                 chunk = X[start:start + step]

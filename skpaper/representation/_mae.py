@@ -19,6 +19,7 @@ from torch import nn
 
 from ..nn._base import BaseTorchEstimator, LRScheduler
 from ..nn._laurel import LAUREL_VARIANTS
+from ..utils._memory import check_allocation
 from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._docs import _SHARED_DOCS, Substitution, torch_parameter_docs
 from ._vit import (
@@ -373,6 +374,11 @@ def _image_layout(n_features, image_shape, patch_size):
                 f"X has {n_features} features, but image_shape={tuple(image_shape)} needs "
                 f"{channels * height * width} (channels * height * width)."
             )
+    if patch_size > max(height, width):
+        raise ValueError(
+            f"patch_size={patch_size} is larger than the {height}x{width} images (X has "
+            f"{n_features} feature(s)); the patches would be mostly padding: use "
+            f"patch_size <= {max(height, width)}.")
     pad = lambda size: -(-size // patch_size) * patch_size  # noqa: E731
     return (channels, height, width), (channels, pad(height), pad(width))
 
@@ -653,6 +659,16 @@ class MicroscopyMAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         channels, ph, pw = self.padded_shape_
         p = int(self.patch_size)
         self.n_tokens_ = (ph // p) * (pw // p) * (channels if self.channel_agnostic else 1)
+        # The padded float32 images (after a float64 copy) and the token embeddings of a batch.
+        check_allocation(
+            X.shape[0] * channels * ph * pw * 12
+            + min(int(self.batch_size), X.shape[0]) * self.n_tokens_ * int(self.embed_dim) * 4,
+            type(self).__name__,
+            f"the padded {channels}x{ph}x{pw} images of {X.shape[0]} rows and their "
+            f"{self.n_tokens_} tokens (patch_size={p}, embed_dim={self.embed_dim}, "
+            f"batch_size={self.batch_size})",
+            "use a patch_size that divides the image sides, fewer rows, or a smaller "
+            "batch_size")
         self._init_torch_state()
         self._steps_per_epoch = -(-X.shape[0] // min(int(self.batch_size), X.shape[0]))
         images = self._images(X, torch.float32)

@@ -30,6 +30,9 @@ from ._torch_ops import (
 
 __all__ = ["PCAOrienter", "QuotientOrienter", "octahedral_medoid"]
 
+#: Distances computed at once by :func:`octahedral_medoid` (2**20 float64: 8 MiB).
+_MEDOID_BLOCK_ENTRIES = 2**20
+
 
 def octahedral_medoid(candidates, group=None):
     """Return the index of the medoid of candidate rotations under the distance modulo a group.
@@ -60,10 +63,21 @@ def octahedral_medoid(candidates, group=None):
     True
     """
     group = octahedral_group() if group is None else group
-    targets = np.einsum("jab,gbc->jgac", candidates, group)  # R_j g
-    diff = candidates[:, None, None] - targets[None]
-    dist = (diff**2).sum(axis=(-1, -2)).min(axis=-1)
-    return int(np.argmin(dist.sum(axis=1)))
+    candidates = np.asarray(candidates, dtype=np.float64)
+    K, G = candidates.shape[0], group.shape[0]
+    targets = np.einsum("jab,gbc->jgac", candidates, group).reshape(K * G, 9)  # R_j g
+    flat = candidates.reshape(K, 9)
+    sq_left, sq_right = (flat**2).sum(axis=1), (targets**2).sum(axis=1)
+    # ||R_i - R_j g||^2 = ||R_i||^2 + ||R_j g||^2 - 2 <R_i, R_j g>, for a block of rows i
+    # at a time: memory is O(block * K * G), not the O(K^2 * G * 9) of all differences.
+    block = max(1, _MEDOID_BLOCK_ENTRIES // (K * G))
+    totals = np.empty(K)
+    for start in range(0, K, block):
+        rows = slice(start, start + block)
+        dist = sq_left[rows, None] + sq_right[None, :] - 2.0 * (flat[rows] @ targets.T)
+        dist = np.maximum(dist, 0.0).reshape(-1, K, G).min(axis=-1)
+        totals[rows] = dist.sum(axis=1)
+    return int(np.argmin(totals))
 
 
 class _OrientationMixin:

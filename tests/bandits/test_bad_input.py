@@ -163,3 +163,31 @@ def test_simulate_rejects_bad_input():
         simulate([Exp3IX()], env, horizon=10, n_seeds=0)
     with pytest.raises(ValueError, match=r"checkpoints must be .* rounds in \[1, 10\]"):
         simulate([Exp3IX()], env, horizon=10, checkpoints=[0, 10])
+
+
+@pytest.mark.parametrize("policy", [CrossLearningExp3(), Exp3IX(), Exp3()], ids=repr)
+@pytest.mark.parametrize("label", [4_194_304, 10**9])
+def test_a_huge_label_is_rejected_before_sizing_the_tables(policy, label):
+    y = np.zeros(20)
+    y[3] = label
+    with pytest.raises(ValueError, match=r"holds the action \d+, past the largest action "
+                                         r"index 1048575.*LabelEncoder"):
+        clone(policy).fit(np.zeros((20, 1)), y)
+
+
+def test_the_largest_label_still_fits():
+    y = np.zeros(20)
+    y[3] = 2**20 - 1
+    policy = Exp3(random_state=0).fit(np.zeros((20, 1)), y)
+    assert policy.n_actions_ == 2**20
+
+
+def test_tables_past_the_memory_limit_are_refused(monkeypatch):
+    monkeypatch.setenv("SKPAPER_MEMORY_LIMIT", "1M")
+    X = np.arange(200).reshape(-1, 1)  # 200 distinct contexts
+    y = np.arange(200) % 1000
+    y[0] = 999
+    with pytest.raises(ValueError, match=r"200 contexts x n_actions=1000.*SKPAPER_MEMORY_LIMIT"):
+        Exp3().fit(X, y)
+    monkeypatch.setenv("SKPAPER_MEMORY_LIMIT", "1G")
+    assert Exp3(random_state=0).fit(X, y).n_actions_ == 1000

@@ -314,3 +314,25 @@ def test_train_loss_is_the_fit_term_without_the_penalties(tiny):
 def test_validation_split_records_the_held_out_cross_entropy(tiny):
     est = TeDSLinkPredictor(callbacks=[ValidationSplit(0.2)], **SMALL).fit(tiny)
     assert all(np.isfinite(r["valid_loss"]) and r["valid_loss"] > 0 for r in est.history_)
+
+
+def _small_graph():
+    return np.array([[i % 20, 0, (i + 1) % 20, 0] for i in range(40)])
+
+
+@pytest.mark.parametrize("cls", [ComplExLinkPredictor, TNTComplExLinkPredictor,
+                                 TeASTLinkPredictor, TeDSLinkPredictor])
+def test_declared_sizes_past_the_memory_limit_are_refused(cls):
+    with pytest.raises(ValueError, match=r"embedding tables \(n_entities=10000000.*rank=64\) "
+                                         r"would need [\d.]+ GiB.*leave n_entities"):
+        cls(n_entities=10**7, device="cpu").fit(_small_graph())
+
+
+def test_scores_past_the_memory_limit_are_refused(monkeypatch):
+    model = ComplExLinkPredictor(rank=4, max_epochs=1, n_entities=5000, device="cpu",
+                                 random_state=0).fit(_small_graph())
+    monkeypatch.setenv("SKPAPER_MEMORY_LIMIT", "32M")
+    with pytest.raises(ValueError, match=r"scores of batch_size=4096 queries over "
+                                         r"n_entities=5000"):
+        model.evaluate(_small_graph(), batch_size=4096)
+    assert 0 < model.evaluate(_small_graph(), batch_size=64)["mrr"] <= 1

@@ -328,3 +328,18 @@ def test_language_model_rejects_bad_input(texts, fitted):
         fitted.generate(["a"], top_p=1.5)
     with pytest.raises(ValueError, match="max_len"):
         fitted.score(["a" * 40])
+
+
+def test_char_vocabulary_is_capped_with_unknown_fallback():
+    texts = ["".join(chr(0x4E00 + i) for i in range(j * 100, (j + 1) * 100)) + "aa"
+             for j in range(100)]  # 10,000 distinct characters, "a" the most frequent
+    params = dict(n_layers=1, d_model=8, n_heads=2, max_epochs=1, device="cpu", random_state=0)
+    lm = LanguageModel(**params).fit(texts[:20])
+    assert lm.vocab_size_ == 4 + 1024
+    assert lm.tokenizer_.encode("a")[0] != lm.tokenizer_.unk_id
+    assert lm.tokenizer_.unk_id in lm.tokenizer_.encode(texts[19])
+    assert LanguageModel(**params, max_chars=None).fit(texts[:20]).vocab_size_ == 4 + 2001
+    tok = CharTokenizer(max_chars=2).fit(["abba", "cab"])
+    assert tok.vocab_[4:] == ["a", "b"] and tok.encode("cab") == [tok.unk_id, 4, 5]
+    with pytest.raises(ValueError, match="max_chars must be an int >= 1 or None"):
+        CharTokenizer(max_chars=0)

@@ -244,3 +244,20 @@ def test_microscopy_mae_bad_inputs(fitted, digits):
         MicroscopyMAE(fourier_form="image").fit(X)
     with pytest.raises(ValueError, match="X has 10 features"):
         fitted.transform(X[:, :10])
+
+
+def test_a_patch_larger_than_the_image_is_an_error():
+    X = np.random.RandomState(0).normal(size=(40, 4))  # 2x2 images
+    with pytest.raises(ValueError, match=r"patch_size=4096 is larger than the 2x2 images.*"
+                                         r"patch_size <= 2"):
+        MicroscopyMAE(patch_size=4096, device="cpu").fit(X)
+    with pytest.raises(ValueError, match=r"patch_size=5 is larger than the 3x4 images"):
+        MicroscopyMAE(patch_size=5, image_shape=(1, 3, 4), device="cpu").fit(
+            np.zeros((4, 12)))
+
+
+def test_padded_images_past_the_memory_limit_are_refused(monkeypatch):
+    monkeypatch.setenv("SKPAPER_MEMORY_LIMIT", "64K")
+    X = np.zeros((64, 64))  # 8x8 images, 64 rows: 48 KiB padded + the tokens of a batch
+    with pytest.raises(ValueError, match=r"padded 1x8x8 images of 64 rows.*patch_size=2"):
+        MicroscopyMAE(patch_size=2, embed_dim=32, n_heads=2, device="cpu").fit(X)

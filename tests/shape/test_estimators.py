@@ -269,3 +269,38 @@ def test_estimators_reject_bad_targets(shapes):
         PCAOrienter().fit(X).score(X, np.eye(3)[None].repeat(len(X), 0), np.ones(len(X)))
     with pytest.raises(ValueError, match="backbone"):
         QuotientOrienter(backbone="mlp").fit(X)
+
+
+def _medoid_by_all_differences(candidates, group):
+    targets = np.einsum("jab,gbc->jgac", candidates, group)
+    dist = ((candidates[:, None, None] - targets[None]) ** 2).sum(axis=(-1, -2)).min(axis=-1)
+    return int(np.argmin(dist.sum(axis=1)))
+
+
+@pytest.mark.parametrize("n_votes", [3, 7, 40])
+def test_octahedral_medoid_in_blocks_matches_all_differences(n_votes, monkeypatch):
+    from skpaper.shape import _orienter, random_small_rotations
+
+    rng = np.random.RandomState(n_votes)
+    group = octahedral_group()
+    for block_entries in (2**20, 24 * n_votes):  # one block; one row per block
+        monkeypatch.setattr(_orienter, "_MEDOID_BLOCK_ENTRIES", block_entries)
+        for votes in (random_rotations(n_votes, rng),
+                      random_small_rotations(n_votes, 20.0, random_state=n_votes)):
+            assert octahedral_medoid(votes) == _medoid_by_all_differences(votes, group)
+            eye = np.eye(3)[None]
+            assert octahedral_medoid(votes, eye) == _medoid_by_all_differences(votes, eye)
+
+
+def test_octahedral_medoid_of_many_votes_stays_in_bounded_memory():
+    import tracemalloc
+
+    votes = random_rotations(1024, np.random.RandomState(0))
+    tracemalloc.start()
+    try:
+        octahedral_medoid(votes)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # All differences at once would take 1024**2 * 24 * 9 float64 = 1.7 GiB.
+    assert peak < 64 * 2**20

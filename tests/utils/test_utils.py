@@ -40,3 +40,22 @@ def test_grid_search_and_parallel_map_on_dask_local_cluster():
     assert len(search.cv_results_["mean_test_score"]) == 2
     assert search.best_score_ > 0.6
     assert squares == [0, 1, 4, 9, 16]
+
+
+def test_memory_limit_reads_the_environment(monkeypatch):
+    from skpaper.utils._memory import check_allocation, memory_limit
+
+    monkeypatch.delenv("SKPAPER_MEMORY_LIMIT", raising=False)
+    assert memory_limit() == 4 * 2**30
+    for text, expected in (("8G", 8 * 2**30), ("1.5 MiB", 3 * 2**19), ("4096", 4096),
+                           ("2t", 2 * 2**40)):
+        monkeypatch.setenv("SKPAPER_MEMORY_LIMIT", text)
+        assert memory_limit() == expected
+    monkeypatch.setenv("SKPAPER_MEMORY_LIMIT", "lots")
+    with pytest.raises(ValueError, match="SKPAPER_MEMORY_LIMIT must be a number"):
+        memory_limit()
+    monkeypatch.setenv("SKPAPER_MEMORY_LIMIT", "1K")
+    check_allocation(1024, "Model", "a table", "shrink it")
+    with pytest.raises(ValueError, match=r"Model: a table \(size=2\) would need 1.001 KiB, "
+                                         r"more than the 1 KiB limit.*; shrink it"):
+        check_allocation(1025, "Model", "a table (size=2)", "shrink it")
