@@ -437,3 +437,13 @@ def test_pca_orienter_is_scale_invariant_up_to_huge_coordinates():
     X, y = _data("PCAOrienter")
     est = clone(ESTIMATORS["PCAOrienter"]).fit(X, y)
     np.testing.assert_allclose(est.predict(_extreme(X)), est.predict(X), atol=1e-8)
+
+
+def test_focus_tuner_reads_dates_as_scikit_learn_does():
+    X, y = _data("FocusInstructionTuner")
+    dates = np.asarray(X, dtype=np.float64).round().astype("datetime64[D]")
+    est = clone(ESTIMATORS["FocusInstructionTuner"]).fit(dates, y)
+    reference = clone(ESTIMATORS["FocusInstructionTuner"]).fit(dates.astype(np.float64), y)
+    np.testing.assert_array_equal(est.predict(dates), reference.predict(dates.astype(float)))
+    np.testing.assert_allclose(est.predict_proba(dates),
+                               reference.predict_proba(dates.astype(float)))

@@ -385,6 +385,15 @@ def _has_proba(self):
     return hasattr(est, "predict_proba")
 
 
+def _numeric(X):
+    """Dates and durations as float64 counts of their unit, as scikit-learn's models read them.
+
+    ``validate_data`` keeps ``datetime64`` and ``timedelta64`` arrays as they are; the
+    augmented table mixes ``X`` with float columns, which numpy cannot do with them.
+    """
+    return X.astype(np.float64) if X.dtype.kind in "mM" else X
+
+
 class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Focus Instruction Tuning (FIT) of any classifier on tabular data.
 
@@ -559,7 +568,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         return self.base_estimator
 
     def _check_inference_input(self, X):
-        return validate_data(self, X, reset=False)
+        return _numeric(validate_data(self, X, reset=False))
 
     def _spurious_targets(self, X):
         """Spurious labels of the rows of validated ``X``."""
@@ -588,6 +597,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             The fitted estimator.
         """
         X, y = validate_data(self, X, y)
+        X = _numeric(X)
         check_classification_targets(y)
         if np.unique(y).size < 2:
             raise ValueError(f"y must hold at least two classes to tune on, got only one "
@@ -663,7 +673,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             The predicted focus labels, among ``classes_``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = _numeric(validate_data(self, X, reset=False))
         return self.classes_[self.estimator_.predict(self._augment(X, focus))]
 
     @available_if(_has_proba)
@@ -683,7 +693,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             that no drawn focus label took).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
+        X = _numeric(validate_data(self, X, reset=False))
         proba = self.estimator_.predict_proba(self._augment(X, focus))
         # Labels absent from every drawn focus label get probability zero.
         full = np.zeros((X.shape[0], len(self.classes_)))
