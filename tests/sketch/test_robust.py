@@ -87,7 +87,8 @@ def test_robust_tracking_charges_and_deactivates():
     est.predict([query])
     np.testing.assert_array_equal(est._ledger.deactivated, below)
     assert est.n_deactivated_ == below.size
-    assert est.memory_bytes_ == 8 * below.size + 12 * len(est._ledger.charges)
+    assert est.n_charged_ == len(est._ledger.charges) > 0
+    assert est.memory_bytes_ > 8 * below.size + 36 * est.n_charged_
     # Deactivated keys are counted exactly: a query made only of them is answered as
     # their count plus the non-negative noisy count of an empty active part.
     only_d = query[np.isin(hashes, below)]
@@ -95,7 +96,8 @@ def test_robust_tracking_charges_and_deactivates():
     assert only_d.size <= answer < only_d.size + 50
     basic = RobustCardinalitySketch(k=32, mode="basic", budget=4, random_state=0).fit()
     basic.predict([query] * 3)
-    assert basic.n_deactivated_ == basic.n_overexposed_ == basic.memory_bytes_ == 0
+    assert basic.n_deactivated_ == basic.n_overexposed_ == basic.n_charged_ == 0
+    assert basic.memory_bytes_ == basic.fit().memory_bytes_
 
 
 def test_robust_deactivated_count_grows_as_queries_times_k_over_budget():
@@ -362,7 +364,7 @@ def test_robust_tracking_stays_a_sketch_and_unbiased_on_repeated_keys():
         means.append(np.mean(est.predict([keys[m] for m in masks]) / masks.sum(1)))
         assert est.n_overexposed_ > 0
         assert 0 < est.n_deactivated_ <= 4 * 64
-        assert est.memory_bytes_ < 12 * 3000
+        assert est.n_charged_ <= 3000 and est.memory_bytes_ < 120 * 3000
     assert abs(np.mean(means) - 1) < 0.08
 
 
@@ -384,3 +386,33 @@ def test_robust_warns_when_k_times_epsilon_is_small():
         warnings.simplefilter("error")
         RobustCardinalitySketch(k=32, epsilon=0.4, mode="standard", random_state=0).fit()
         RobustCardinalitySketch(k=64, epsilon=0.4, random_state=0).fit()
+
+
+def test_robust_ledger_stays_bounded_on_fresh_keys_and_memory_counts_it():
+    import tracemalloc
+
+    # 600 queries of 1,000 fresh keys each: every answer charges about k/2 new
+    # keys, which never come back. The ledger rehashes at max_charged keys.
+    k, n_q = 64, 600
+    queries = [np.arange(i * 1000, (i + 1) * 1000, dtype=np.uint64) for i in range(n_q)]
+    bounded = RobustCardinalitySketch(k=k, epsilon=0.8, max_charged=2_000,
+                                      random_state=0).fit()
+    unbounded = RobustCardinalitySketch(k=k, epsilon=0.8, max_charged=None,
+                                        random_state=0).fit()
+    assert bounded.max_charged_ == 2_000 and unbounded.max_charged_ is None
+    assert RobustCardinalitySketch(k=k).fit().max_charged_ == 64 * k
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    start_bytes = unbounded.memory_bytes_
+    answers = unbounded.predict(queries)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert unbounded.n_charged_ > 10_000 and unbounded.n_rehashes_ == 0
+    # memory_bytes_ follows what Python really allocated for the ledger.
+    assert abs((unbounded.memory_bytes_ - start_bytes) - grown) < 0.1 * grown
+    bounded_answers = bounded.predict(queries)
+    assert bounded.n_charged_ < 2_000 and bounded.n_rehashes_ > 5
+    assert bounded.memory_bytes_ < unbounded.memory_bytes_ / 5
+    # Rehashing costs no accuracy: both answer within the sketch's error.
+    for ans in (answers, bounded_answers):
+        assert abs(np.mean(ans) / 1000 - 1) < 0.05
