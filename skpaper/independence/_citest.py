@@ -17,6 +17,7 @@ from ._latent import (
     encode_ordinal,
     normal_scores,
     ordinal_pair,
+    ordinal_pair_jtest,
     ordinal_thresholds,
     polyserial_pair,
 )
@@ -28,6 +29,10 @@ AUTO_MAX_LEVELS = 20
 #: Smallest eigenvalue a latent correlation matrix may have before it counts as not
 #: positive definite (the latent Gaussian model does not fit).
 _EIG_FLOOR = 1e-6
+
+#: Pairs with a larger latent correlation estimate get no J test: near the boundary the
+#: cell probabilities are too curved in sigma for its chi-square approximation.
+_JTEST_MAX_CORR = 0.9
 
 #: Continuous columns are cut at these quantiles for the chi-square fallback test.
 _FALLBACK_QUANTILES = (0.25, 0.5, 0.75)
@@ -101,6 +106,16 @@ class DiscretizedCITest(BaseEstimator):
     max_abs_corr : float, default=0.99
         A pairwise latent correlation estimate with a larger magnitude counts
         as a model misfit (the delta method breaks down at the boundary).
+    model_check : {"warn", "fallback", "off"}, default="warn"
+        Goodness of fit of the latent Gaussian model over all columns
+        (:meth:`check_model`, run once per :class:`PC` fit): ``"warn"`` only
+        reports it (PC warns, naming the columns); ``"fallback"`` also makes
+        every test whose tested set holds a pair rejected by the J test fall
+        back as the per-test checks do; ``"off"`` skips it.
+    model_check_level : float, default=0.01
+        Family-wise level of the J tests over the pairs of discretized columns
+        (Bonferroni: a pair is rejected when its p-value is below
+        ``model_check_level`` over the number of pairs of discretized columns).
 
     Attributes
     ----------
@@ -124,6 +139,8 @@ class DiscretizedCITest(BaseEstimator):
     fallbacks_ : dict
         ``{(i, j, cond): reason}`` for every test, run so far, that fell back
         to the chi-square test (``i < j``, ``cond`` a sorted tuple).
+    model_check_ : dict
+        Only after :meth:`check_model`: its report.
 
     See Also
     --------
@@ -173,6 +190,19 @@ class DiscretizedCITest(BaseEstimator):
     nature; it is not a test of the latent null. Every fallback is recorded
     in ``fallbacks_`` (and in :attr:`PC.fallback_tests_`).
 
+    These checks see only the tested set, and discrete data can pass them all
+    while the model is wrong (dependent pairs with moderate latent estimates
+    and large Wald p-values). :meth:`check_model` tests the model as a whole:
+    Hansen's J test of the over-identifying GMM moments of every pair of
+    discretized columns (the cell frequencies against the bivariate normal
+    rectangle probabilities at the estimated ``sigma`` and thresholds; see
+    ``ordinal_pair_jtest`` for its first-order variance, which accounts for
+    the estimated parameters), the positive definiteness of the full latent
+    correlation matrix and the pairs near ``+-1``. The J test needs at least
+    one over-identifying moment (three levels in one of the two columns) and
+    is skipped for pairs with ``|sigma| > 0.9``, where its chi-square
+    approximation fails.
+
     Continuous columns (an extension, not in [1]_): they are rank-Gaussianised;
     continuous pairs use the normal-scores Pearson correlation (influence
     ``z_a z_b - sigma (z_a^2 + z_b^2) / 2``), and continuous-discretized pairs
@@ -220,6 +250,8 @@ class DiscretizedCITest(BaseEstimator):
         "unconditional_test": [StrOptions({"fisherz", "wald"})],
         "fallback": [StrOptions({"chi2", "raise"})],
         "max_abs_corr": [Interval(numbers.Real, 0, 1, closed="right")],
+        "model_check": [StrOptions({"warn", "fallback", "off"})],
+        "model_check_level": [Interval(numbers.Real, 0, 1, closed="neither")],
     }
 
     def __init__(
@@ -232,6 +264,8 @@ class DiscretizedCITest(BaseEstimator):
         unconditional_test="fisherz",
         fallback="chi2",
         max_abs_corr=0.99,
+        model_check="warn",
+        model_check_level=0.01,
     ):
         self.method = method
         self.weighting = weighting
@@ -240,6 +274,8 @@ class DiscretizedCITest(BaseEstimator):
         self.unconditional_test = unconditional_test
         self.fallback = fallback
         self.max_abs_corr = max_abs_corr
+        self.model_check = model_check
+        self.model_check_level = model_check_level
 
     # ------------------------------------------------------------------ fit
     def _resolve_discrete(self, X):
@@ -333,7 +369,10 @@ class DiscretizedCITest(BaseEstimator):
         self._pairs = {}
         self._results = {}
         self._pair_misfit = {}
+        self._jtests = {}
         self.fallbacks_ = {}
+        if hasattr(self, "model_check_"):
+            del self.model_check_
         return self
 
     # ----------------------------------------------------------- pairwise
@@ -458,11 +497,112 @@ class DiscretizedCITest(BaseEstimator):
         self._pair_misfit[key] = out
         return out
 
+    def _jtest(self, u, v):
+        """``(statistic, dof, pvalue)`` of the J test of the pair ``u < v``, or None when
+        the pair has no over-identified discretized table (or ``|sigma| > 0.9``)."""
+        if (u, v) in self._jtests:
+            return self._jtests[(u, v)]
+        out = None
+        cu, cv = self._codes[u], self._codes[v]
+        if (self.method == "gmm" and cu is not None and cv is not None
+                and abs(self._sigma(u, v)) <= _JTEST_MAX_CORR):
+            # The J test is of the identity-weighted fit; with two-step weighting refit it.
+            sigma = (self._sigma(u, v) if self.weighting == "identity" else
+                     ordinal_pair(cu, cv, self.thresholds_[u], self.thresholds_[v],
+                                  min_cell_prob=self.min_cell_prob)[0])
+            res = ordinal_pair_jtest(cu, cv, self.thresholds_[u], self.thresholds_[v], sigma,
+                                     min_cell_prob=self.min_cell_prob)
+            out = res if res[1] > 0 else None
+        self._jtests[(u, v)] = out
+        return out
+
+    def _jtest_threshold(self):
+        n_disc = int(np.sum(self.discrete_mask_))
+        return self.model_check_level / max(n_disc * (n_disc - 1) // 2, 1)
+
+    def check_model(self):
+        """Goodness of fit of the latent Gaussian model over all columns.
+
+        Runs Hansen's J test on every pair of discretized columns, with a
+        Bonferroni correction over the pairs tested, and checks the full latent
+        correlation matrix for positive definiteness and for pairs with
+        ``|sigma| > max_abs_corr``. Estimates every pairwise correlation (which
+        later tests then reuse). :class:`PC` calls it once per fit and warns.
+
+        Returns
+        -------
+        report : dict
+            ``"fits"`` (bool), ``"jtest"`` (``{(u, v): (statistic, dof, pvalue)}``
+            for the pairs tested), ``"rejected_pairs"`` (J p-value below
+            ``model_check_level`` over the number of pairs of discretized
+            columns), ``"min_eigenvalue"`` of the
+            latent correlation matrix, ``"indefinite_columns"`` (the columns
+            carrying the eigenvectors of its eigenvalues below 1e-6),
+            ``"boundary_pairs"`` (``|sigma| > max_abs_corr``), ``"columns"``
+            (every column named by a failed check) and ``"message"`` (a
+            sentence, empty when the model fits). Also stored as
+            ``model_check_``.
+
+        Examples
+        --------
+        >>> from skpaper.datasets import make_discretized_chain
+        >>> from skpaper.independence import DiscretizedCITest
+        >>> X = make_discretized_chain(500, n_levels=4, random_state=0)
+        >>> DiscretizedCITest().fit(X).check_model()["fits"]
+        True
+        """
+        check_is_fitted(self, "n_samples_fit_")
+        p = self.n_features_in_
+        if self.method == "fisherz":
+            report = {"fits": True, "jtest": {}, "rejected_pairs": [], "min_eigenvalue": np.nan,
+                      "indefinite_columns": [], "boundary_pairs": [], "columns": [],
+                      "message": ""}
+            self.model_check_ = report
+            return report
+        corr = self.latent_corr_
+        jtest = {pair: res for pair in combinations(range(p), 2)
+                 if (res := self._jtest(*pair)) is not None}
+        threshold = self._jtest_threshold()
+        rejected = sorted(pair for pair, res in jtest.items() if res[2] < threshold)
+        w, V = np.linalg.eigh(corr)
+        bad = w < _EIG_FLOOR
+        indefinite = sorted(np.flatnonzero(np.any(np.abs(V[:, bad]) > 0.3, axis=1)).tolist())
+        boundary = [(u, v) for u, v in combinations(range(p), 2)
+                    if abs(corr[u, v]) > self.max_abs_corr]
+        parts = []
+        if rejected:
+            shown = ", ".join(f"{pair} (J = {jtest[pair][0]:.1f}, dof {jtest[pair][1]}, "
+                              f"p = {jtest[pair][2]:.2g})" for pair in rejected[:6])
+            parts.append(f"the J test rejects {len(rejected)} of {len(jtest)} pairs at family "
+                         f"level {self.model_check_level}: {shown}"
+                         + (" and more" if len(rejected) > 6 else ""))
+        if bad.any():
+            parts.append(f"the latent correlation matrix is not positive definite (smallest "
+                         f"eigenvalue {w[0]:.3g}; columns {indefinite})")
+        if boundary:
+            parts.append(f"{len(boundary)} pairs have |sigma| > {self.max_abs_corr}: "
+                         + ", ".join(map(str, boundary[:6])) + (" and more" if len(boundary) > 6
+                                                                else ""))
+        columns = sorted({c for pair in rejected + boundary for c in pair} | set(indefinite))
+        report = {"fits": not parts, "jtest": jtest, "rejected_pairs": rejected,
+                  "min_eigenvalue": float(w[0]), "indefinite_columns": indefinite,
+                  "boundary_pairs": boundary, "columns": columns,
+                  "message": "; ".join(parts)}
+        self.model_check_ = report
+        return report
+
     def _model_misfit(self, a, b, cond):
         """Reasons the latent Gaussian model does not fit the test, or an empty list."""
         nodes = [a, b, *cond]
         reasons = [r for s, t in combinations(sorted(nodes), 2)
                    if (r := self._pair_check(s, t)) is not None]
+        if self.model_check == "fallback":
+            threshold = self._jtest_threshold()
+            for s, t in combinations(sorted(nodes), 2):
+                res = self._jtest(s, t)
+                if res is not None and res[2] < threshold:
+                    reasons.append(f"the J test rejects the latent model of columns {s} and "
+                                   f"{t} (J = {res[0]:.1f}, dof {res[1]}, p = {res[2]:.2g})")
         smallest = float(np.linalg.eigvalsh(self._latent_submatrix(nodes))[0])
         if smallest < _EIG_FLOOR:
             reasons.append(f"the latent correlation estimate of columns {nodes} is not "

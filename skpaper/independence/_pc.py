@@ -159,6 +159,13 @@ class PC(BaseEstimator):
         :class:`DiscretizedCITest`); empty when none did or when the test
         does not record fallbacks. A non-empty list also raises one
         ``UserWarning`` at the end of :meth:`fit`.
+    model_check_ : dict or None
+        The test's whole-model check (:meth:`DiscretizedCITest.check_model`:
+        J tests of the latent Gaussian model on every pair of discretized
+        columns, the full latent correlation matrix), run once before the
+        skeleton; a failed check raises one ``UserWarning`` naming the
+        columns. None when the test has no such check or it is switched off
+        (``model_check="off"``).
     n_features_in_ : int
         Number of columns seen in :meth:`fit`.
 
@@ -223,9 +230,20 @@ class PC(BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=4)
         test = DiscretizedCITest() if self.ci_test is None else clone(self.ci_test)
         test.fit(X)
+        self.model_check_ = None
         if isinstance(test, DiscretizedCITest):
             # One summary warning below instead of one per test.
             test._warn_on_fallback = False
+            if test.model_check != "off":
+                self.model_check_ = test.check_model()
+                if not self.model_check_["fits"]:
+                    warnings.warn(
+                        "PC: the latent Gaussian model of the CI test does not fit the data "
+                        f"(columns {self.model_check_['columns']}): "
+                        f"{self.model_check_['message']}. Wald tests involving these columns "
+                        "can keep large p-values for dependent pairs and drop true edges; "
+                        "DiscretizedCITest(model_check='fallback') tests them on the codes.",
+                        UserWarning, stacklevel=2)
         adj, sepsets, n_tests = _skeleton(
             test, X.shape[1], self.alpha, self.max_cond_size, self.n_jobs
         )
