@@ -230,6 +230,41 @@ def _coverage_trial(seed, n, confounding, population_effect, alpha, reward):
             for key in ("ate", "att", "atu", "naive", "single_rewrite_att")}
 
 
+def _coverage_comparison(arms, *, method, control_method, seed, looks, key=(),
+                         effect_of_interest, under, over, metric):
+    """Coverage decided on both sides on the same sequential trials.
+
+    ``under`` is the margin the lower bound must beat, ``over`` the one the
+    upper bound must stay below; the nominal rate is the effect of interest
+    of both sides. Trials are added look by look until both sides (and the
+    control, on the under-coverage side) are decided, or the last look.
+    Returns ``(comparison of the under side, Decision of the over side,
+    verdict)``; the verdict is ``"contradicted"`` when either side is.
+    """
+    from ._comparison import decide_claim
+    from ._stats import decide
+
+    seeds = claim_seeds(seed, looks[-1], *key)
+    for look in looks:
+        values = {name: [arm(s) for s in seeds[:look]] for name, arm in arms.items()}
+        reached = tuple(n for n in looks if n <= look)
+        cmp = decide_claim(values[method], effect_of_interest=effect_of_interest,
+                           alternative="greater", margin=under,
+                           control_method=values[control_method], looks=reached,
+                           seeds=seeds[:look], metric=metric)
+        high = decide(values[method], effect_of_interest=float(effect_of_interest.value),
+                      alternative="less", margin=over, looks=reached)
+        verdicts = (cmp.verdict, high.verdict)
+        if "contradicted" in verdicts or (verdicts == ("pass", "pass")
+                                          and cmp.control_verdict != "undecided"):
+            break
+    cmp.values = {name: v for name, v in values.items()}
+    cmp.looks = tuple(looks)
+    verdict = ("contradicted" if "contradicted" in verdicts else
+               "pass" if verdicts == ("pass", "pass") else "undecided")
+    return cmp, high, verdict
+
+
 @shared_cache(maxsize=4096)
 def _covered(seed, n):
     from ..datasets._reward import N_SENTIMENT_WORDS
@@ -261,21 +296,10 @@ def _claim_ci_coverage(scale, seed, out_dir):
     looks, n = _COVERAGE_SETTINGS[scale]
     arms = {key: (lambda k: lambda s: float(_covered(s, n)[k]))(key)
             for key in ("ate", "single_rewrite_att", "att", "atu", "naive")}
-    under = run_comparison(arms, method="ate", baseline=None,
-                           control_method="single_rewrite_att", seed=seed, looks=looks,
-                           effect_of_interest=_COVERAGE_EOI, alternative="greater",
-                           margin=_UNDER_MARGIN, metric="coverage of the population ATE")
-    # The over-coverage side on the same trials (a too-wide interval must not pass).
-    from ._stats import decide
-
-    over = decide(under.values["ate"], effect_of_interest=_NOMINAL, alternative="less",
-                  margin=_OVER_MARGIN, looks=looks)
-    if "contradicted" in (under.verdict, over.verdict):
-        verdict = "contradicted"
-    elif under.verdict == over.verdict == "pass":
-        verdict = "pass"
-    else:
-        verdict = "undecided"
+    under, over, verdict = _coverage_comparison(
+        arms, method="ate", control_method="single_rewrite_att", seed=seed, looks=looks,
+        effect_of_interest=_COVERAGE_EOI, under=_UNDER_MARGIN, over=_OVER_MARGIN,
+        metric="coverage of the population ATE")
     coverage = {key: float(np.mean(v)) for key, v in under.values.items()}
 
     fig, ax = new_figure(figsize=(5.5, 3.4))
