@@ -27,8 +27,9 @@ Measures, in one process on the same keys:
 * one key at a time: ``update_one(key)`` in a Python loop over words and
   over integers, against ``update([key])``, a Python ``set.add`` loop and, when
   installed, DataSketches' per-key ``update`` (goal: at least as fast);
-* ``merge_sketches`` of many sketches: the peak of memory allocated during the
-  merge (``tracemalloc``), against the size of one sketch.
+* ``merge_sketches`` of many sketches: the peak of the arrays allocated during
+  the merge (``tracemalloc``; the kernel's 8-byte-per-hash scratch of one merge
+  is C memory it does not see), against the size of one sketch.
 
 Run ``python benchmarks/bench_sketch.py [--n 10000000] [--json out.json]``;
 ``--strings-only`` runs the string section alone, ``--threads-only`` the lock,

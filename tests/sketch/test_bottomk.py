@@ -379,3 +379,27 @@ class BottomKAgainstSet(RuleBasedStateMachine):
 
 
 TestBottomKAgainstSet = BottomKAgainstSet.TestCase
+
+
+def test_merge_sketches_folds_in_place_without_copying_the_inputs():
+    import tracemalloc
+
+    k = 2**14
+    rng = np.random.default_rng(0)
+    parts = [BottomKSketch(k=k, seed=4).update(rng.integers(0, 2**63, size=2 * k))
+             for _ in range(24)]
+    ref = parts[0].copy()
+    for p in parts[1:]:
+        ref.merge(p)
+    before = [p.to_bytes() for p in parts]
+    tracemalloc.start()
+    merged = merge_sketches(iter(parts))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert merged == ref and [p.to_bytes() for p in parts] == before
+    # The result and a little bookkeeping, not one copy per input (24 sketches).
+    assert peak < 3 * 8 * k
+    with pytest.raises(TypeError, match="BottomKSketch objects"):
+        merge_sketches([parts[0], "sketch"])
+    with pytest.raises(ValueError, match="different seeds"):
+        merge_sketches([parts[0], BottomKSketch(k=k, seed=5)])
