@@ -152,7 +152,8 @@ def collect_api():
 
 def _object_page(fullname, obj, kind):
     module, _, name = fullname.rpartition(".")
-    lines = [_title(fullname), f".. currentmodule:: {module}", ""]
+    # The short name as title (full dotted names overflow the sidebar and the header).
+    lines = [_title(name), f"``{fullname}``", "", f".. currentmodule:: {module}", ""]
     if kind == "estimator":
         lines += [f".. autoclass:: {name}", "   :members:",
                   "   :inherited-members:", ""]
@@ -283,22 +284,70 @@ def _value(value):
         return f"{value:.4g}"
     if isinstance(value, (list, tuple)):
         if len(value) > 8:
+            numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if len(numbers) == len(value):
+                return (f"{len(value)} values, mean {_value(sum(numbers) / len(numbers))}, "
+                        f"from {_value(min(numbers))} to {_value(max(numbers))}")
             head = ", ".join(_value(v) for v in value[:8])
             return f"[{head}, ... ({len(value)} values)]"
         return "[" + ", ".join(_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in list(value.items())[:8]) + (
-            ", ..." if len(value) > 8 else "") + "}"
+        if _is_summary(value):
+            return _summary_text(value)
+        return "; ".join(f"{k}: {_value(v)}" for k, v in list(value.items())[:8]) + (
+            "; ..." if len(value) > 8 else "")
     return str(value)
+
+
+def _is_summary(value):
+    """A dict of summary statistics (a mean with its spread, count or bound)."""
+    return isinstance(value, dict) and "mean" in value and any(
+        k in value for k in ("n", "std", "lower_bound", "upper_bound"))
+
+
+def _summary_text(d):
+    """One line for a summary dict: mean, spread, count, one-sided bound and its outcome."""
+    parts = [f"mean {_value(d['mean'])}"]
+    if d.get("std") is not None:
+        parts.append(f"SD {_value(d['std'])}")
+    if d.get("n") is not None:
+        parts.append(f"n = {d['n']}")
+    if d.get("min") is not None and d.get("max") is not None:
+        parts.append(f"range {_value(d['min'])} to {_value(d['max'])}")
+    level = d.get("confidence")
+    level = f"{100 * level:.0f}% " if isinstance(level, (int, float)) else ""
+    for side in ("lower", "upper"):
+        bound = d.get(f"{side}_bound")
+        if isinstance(bound, (int, float)):
+            text = f"{level}{side} bound {_value(bound)}"
+            if d.get("margin") is not None:
+                text += f" (margin {_value(d['margin'])})"
+            parts.append(text)
+    if isinstance(d.get("passed"), bool):
+        parts.append("passes" if d["passed"] else "does not pass")
+    return ", ".join(parts)
+
+
+def _flat_rows(mapping, prefix="", depth=0):
+    """``(dotted key, value)`` rows: nested dicts unfolded, summary dicts kept whole."""
+    rows = []
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value and not _is_summary(value) and depth < 2 \
+                and len(value) <= 12:
+            rows += _flat_rows(value, f"{name} / ", depth + 1)
+        else:
+            rows.append((name, value))
+    return rows
 
 
 def _dict_table(title, mapping):
     if not isinstance(mapping, dict) or not mapping:
         return []
-    lines = [f"**{title}**", "", ".. list-table::", "   :widths: 40 60", ""]
-    for key, value in mapping.items():
+    lines = [f"**{title}**", "", ".. list-table::", "   :widths: 35 65", ""]
+    for key, value in _flat_rows(mapping):
         text = _rst_escape(_value(value)).replace("\n", " ")
-        lines += [f"   * - ``{key}``", f"     - {text or ' '}"]
+        lines += [f"   * - {_rst_escape(key)}", f"     - {text or ' '}"]
     return lines + [""]
 
 
@@ -357,116 +406,171 @@ def _reconstructed_passages(obj):
     return passages
 
 
+def _effect_of_interest(claim, payload):
+    """``(value, source, reason, from the run)`` of the claim's effect of interest, or None."""
+    eoi = (payload or {}).get("effect_of_interest")
+    if isinstance(eoi, dict) and "value" in eoi:
+        return eoi.get("value"), eoi.get("source"), eoi.get("reason", ""), True
+    eoi = getattr(claim, "effect_of_interest", None)
+    if eoi is not None and getattr(eoi, "value", None) is not None:
+        return eoi.value, getattr(eoi, "source", None), getattr(eoi, "reason", ""), False
+    return None
+
+
+def _figures(payload, slug, results_dir, docs_dir):
+    """Absolute docs paths (``/results/...``) of a result's figures that exist."""
+    figures = []
+    for art in (payload or {}).get("artifacts") or ():
+        fig = Path(results_dir) / slug / str(art)
+        if fig.suffix.lower() in (".png", ".svg", ".jpg") and fig.is_file():
+            try:
+                rel = fig.resolve().relative_to(Path(docs_dir).resolve()).as_posix()
+            except ValueError:  # a result folder outside docs/: no figures
+                continue
+            figures.append((str(art), f"/{rel}"))
+    return figures
+
+
+def _runtime(payload):
+    runtime = (payload or {}).get("runtime_s")
+    if not isinstance(runtime, (int, float)):
+        runtime = ((payload or {}).get("runtime") or {}).get("wall_s")
+    return f"{runtime:.1f}" if isinstance(runtime, (int, float)) else "-"
+
+
+_CHECK_WORDS = {"pass": "passed", "contradicted": "contradicted (its interval excludes the "
+                "effect of interest)", "undecided": "undecided"}
+_CONTROL_WORDS = {
+    True: "passes the check (so a pass of the claim is uninformative)",
+    "pass": "passes the check (so a pass of the claim is uninformative)",
+    "undecided": "is undecided (so a pass of the claim is uninformative)",
+    "fail": "fails the check decisively, as it should",
+    False: "fails the check (no bound recorded)",
+}
+
+
+def _claim_section(claim, payload, slug, results_dir, docs_dir):
+    lines = [f".. _claim-{slug}-{claim.claim_id}:", "", _title(claim.claim_id, "-")]
+    statement = _field(claim, payload, "paper_statement")
+    check = _field(claim, payload, "check") or claim.description
+    control = getattr(claim, "control", None)
+    outcome = payload.get("control") if payload else None
+    reported = bool(getattr(claim, "reported", False) or (payload or {}).get("reported"))
+    status = claim_status(payload)
+    if check != claim.description:
+        lines += [_text_block(claim.description), ""]
+    if statement:
+        lines += [f"**The paper says:** {_text_block(statement)}", ""]
+    lines += [".. rst-class:: skpaper-verdict", "",
+              f"**Verdict:** {STATUS_TEXT.get(status, _text_block(status))}", ""]
+    eoi = _effect_of_interest(claim, payload)
+    if eoi is not None:
+        value, source, reason, _ = eoi
+        lines += [f"**Effect of interest:** {_value(value)} (from "
+                  f"{_rst_escape(str(source or 'the claim'))}"
+                  + (f": {_text_block(str(reason))}" if reason else "") + ")", ""]
+    figures = _figures(payload, slug, results_dir, docs_dir)
+    for art, path in figures:
+        lines += [f".. image:: {path}", f"   :alt: {claim.claim_id}: {art}",
+                  "   :width: 90%", ""]
+    lines += [f"**What is checked:** {_text_block(check)}", ""]
+    verdict = (payload or {}).get("verdict")
+    passed = (payload or {}).get("check_passed")
+    if status != "error" and (verdict in _CHECK_WORDS or isinstance(passed, bool)):
+        word = _CHECK_WORDS.get(verdict) or ("passed" if passed else "not passed")
+        if status == "reported":
+            word += " (not counted: a reported claim asserts nothing)"
+        lines += [f"**The check alone:** {word}.", ""]
+    if reported:
+        lines += ["**Kind:** reported: the claim records figures and asserts nothing, "
+                  "so it never counts as reproduced.", ""]
+    elif control:
+        lines += [f"**Negative control:** {_text_block(control)}. It must fail the "
+                  "check for a pass of the claim to count.", ""]
+    else:
+        lines += ["**Negative control:** none registered, so a pass is reported, "
+                  "not asserted.", ""]
+    if not payload:
+        return lines
+    if isinstance(outcome, dict):
+        word = _CONTROL_WORDS.get(outcome.get("verdict") or outcome.get("passed"),
+                                  "no verdict")
+        name = outcome.get("name") or control or "control"
+        lines += [f"**Control outcome:** ``{_rst_escape(name)}`` {word}.", ""]
+    power = payload.get("power")
+    if isinstance(power, dict) and power.get("n_seeds") is not None:
+        lines += [f"**Power:** {power['n_seeds']} paired seeds, SD of the "
+                  f"differences {_value(power.get('sd'))}, seeds needed to decide at "
+                  f"the effect of interest: {power.get('seeds_needed')}.", ""]
+    lines += _dict_table("Observed", payload.get("observed"))
+    lines += _dict_table("Expected", payload.get("expected"))
+    if isinstance(outcome, dict):
+        lines += _dict_table("Control observed", outcome.get("observed"))
+    arms = payload.get("arms")
+    if isinstance(arms, dict) and arms:
+        lines += _dict_table("Arms (what each compared model was given)", arms)
+    elif isinstance(arms, list) and arms:
+        lines += ["**Arms**", ""] + [f"- {_text_block(_value(a))}" for a in arms] + [""]
+    if payload.get("notes"):
+        lines += [f"**Notes:** {_text_block(payload['notes'])}", ""]
+    if payload.get("error"):
+        lines += ["**Error:**", "", ".. code-block:: text", ""]
+        lines += [_indent(str(payload["error"]).strip()), ""]
+    return lines
+
+
 def _paper_page(paper, claims, results, results_dir, api, docs_dir):
+    """A paper's page: the claims' statements, verdicts and effects of interest first, a
+    figure, one section per claim, then the scope, the reconstructed parts and the run's
+    environment."""
     slug = paper.slug
     module = _claim_module(paper, claims)
     lines = [f".. _paper-{slug}:", "", _title(paper.title)]
     example = docs_dir.parent / "examples" / f"plot_{slug.replace('-', '_')}.py"
-    meta = [f"Slug ``{slug}``", f"code in :mod:`{paper.module}`" if paper.module else "",
-            f"claims in ``{module.__name__}``" if module else ""]
+    meta = [f"Code in :mod:`{paper.module}`" if paper.module else "",
+            f"example: :ref:`sphx_glr_auto_examples_{example.name}`" if example.exists()
+            else "", f"slug ``{slug}``"]
     lines += ["; ".join(m for m in meta if m) + ".", ""]
-    if example.exists():
-        lines += [f"Example: :ref:`sphx_glr_auto_examples_{example.name}`.", ""]
+
+    payloads = [results.get(c.key) for c in claims]
+    ran = [p for p in payloads if p]
+    if claims:
+        lines += [".. list-table::", "   :header-rows: 1", "   :widths: 18 46 18 18", "",
+                  "   * - claim", "     - the paper says", "     - verdict",
+                  "     - effect of interest"]
+        for claim, payload in zip(claims, payloads):
+            statement = _field(claim, payload, "paper_statement") or claim.description
+            eoi = _effect_of_interest(claim, payload)
+            eoi_text = (f"{_value(eoi[0])} ({_rst_escape(str(eoi[1] or 'claim'))})"
+                        if eoi is not None else "none declared")
+            lines += [f"   * - :ref:`{claim.claim_id} <claim-{slug}-{claim.claim_id}>`",
+                      f"     - {_text_block(statement)}",
+                      f"     - **{_rst_escape(claim_status(payload))}**",
+                      f"     - {eoi_text}"]
+        lines.append("")
+    if not ran:
+        lines += ["Not yet run: no result file for this paper is committed under "
+                  "``docs/results/``. Refresh with ``./run.sh docs-results``.", ""]
+    lead = next(((c, f) for c, p in zip(claims, payloads)
+                 for f in _figures(p, slug, results_dir, docs_dir)[:1]), None)
+    if lead is not None:
+        claim, (art, path) = lead
+        lines += [f".. figure:: {path}", f"   :alt: {claim.claim_id}: {art}",
+                  "   :width: 90%", "",
+                  f"   From :ref:`{claim.claim_id} <claim-{slug}-{claim.claim_id}>`: "
+                  f"{_text_block(claim.description)}", ""]
+    lines += ["See :doc:`/reproduce` for what each verdict means.", ""]
+
+    for claim, payload in zip(claims, payloads):
+        lines += _claim_section(claim, payload, slug, results_dir, docs_dir)
+
     doc = inspect.cleandoc((module.__doc__ if module else "") or "")
     if doc:
         body = doc.split("\n\n", 1)
         lines += [_title("Scope", "-"),
                   _plain_citations(body[1] if len(body) > 1 else body[0]), ""]
-
-    payloads = [results.get(c.key) for c in claims]
-    ran = [p for p in payloads if p]
-    lines += [_title("Result of the latest run", "-")]
-    if ran:
-        scales = sorted({str(p.get("scale", "?")) for p in ran})
-        seeds = sorted({str(p.get("seed", "?")) for p in ran})
-        lines += [f"Scale ``{', '.join(scales)}``, seed ``{', '.join(seeds)}``; "
-                  f"{len(ran)} of {len(claims)} claims have a result file.", ""]
-        env = next((p.get("environment") for p in ran if p.get("environment")), None)
-        if isinstance(env, dict) and env:
-            lines += _dict_table("Environment", env)
-    else:
-        lines += ["Not yet run: no result file for this paper is committed under "
-                  "``docs/results/``. Refresh with ``./run.sh docs-results``.", ""]
-    lines += [".. list-table::", "   :header-rows: 1", "   :widths: 40 30 30", "",
-              "   * - claim", "     - status", "     - runtime (s)"]
-    for claim, payload in zip(claims, payloads):
-        runtime = payload.get("runtime_s") if payload else None
-        runtime = f"{runtime:.1f}" if isinstance(runtime, (int, float)) else "-"
-        lines += [f"   * - :ref:`{claim.claim_id} <claim-{slug}-{claim.claim_id}>`",
-                  f"     - {claim_status(payload)}", f"     - {runtime}"]
-    lines.append("")
-
-    for claim, payload in zip(claims, payloads):
-        lines += [f".. _claim-{slug}-{claim.claim_id}:", "", _title(claim.claim_id, "-")]
-        statement = _field(claim, payload, "paper_statement")
-        check = _field(claim, payload, "check") or claim.description
-        control = getattr(claim, "control", None)
-        outcome = payload.get("control") if payload else None
-        reported = bool(getattr(claim, "reported", False) or (payload or {}).get("reported"))
-        status = claim_status(payload)
-        if check != claim.description:
-            lines += [_text_block(claim.description), ""]
-        if statement:
-            lines += [f"**The paper says:** {_text_block(statement)}", ""]
-        lines += [f"**What is checked:** {_text_block(check)}", ""]
-        if reported:
-            lines += ["**Kind:** reported: the claim records figures and asserts nothing, "
-                      "so it never counts as reproduced.", ""]
-        elif control:
-            lines += [f"**Negative control:** {_text_block(control)}. It must fail the "
-                      "check for a pass of the claim to count.", ""]
-        else:
-            lines += ["**Negative control:** none registered, so a pass is reported, "
-                      "not asserted.", ""]
-        lines += [f"**Status:** {STATUS_TEXT.get(status, _text_block(status))}", ""]
-        verdict = (payload or {}).get("check_passed")
-        if status in ("reported", "uninformative") and isinstance(verdict, bool):
-            lines += ["**The check alone:** " + ("passed" if verdict else "failed")
-                      + (" (not counted: the claim has no negative control)."
-                         if status == "reported" else "."), ""]
-        if payload:
-            lines += _dict_table("Observed", payload.get("observed"))
-            lines += _dict_table("Expected", payload.get("expected"))
-            eoi = payload.get("effect_of_interest")
-            if isinstance(eoi, dict) and "value" in eoi:
-                lines += [f"**Effect of interest:** {_value(eoi.get('value'))} "
-                          f"({_rst_escape(str(eoi.get('source')))}: "
-                          f"{_text_block(str(eoi.get('reason', '')))})", ""]
-            power = payload.get("power")
-            if isinstance(power, dict) and power.get("n_seeds") is not None:
-                lines += [f"**Power:** {power['n_seeds']} paired seeds, SD of the "
-                          f"differences {_value(power.get('sd'))}, seeds needed to decide at "
-                          f"the effect of interest: {power.get('seeds_needed')}.", ""]
-            if isinstance(outcome, dict):
-                verdict = outcome.get("verdict") or outcome.get("passed")
-                word = {True: "passes the check (so a pass of the claim is uninformative)",
-                        "pass": "passes the check (so a pass of the claim is uninformative)",
-                        "undecided": "is undecided (so a pass of the claim is uninformative)",
-                        "fail": "fails the check decisively, as it should",
-                        False: "fails the check (no bound recorded)"}.get(verdict,
-                                                                           "no verdict")
-                name = outcome.get("name") or control or "control"
-                lines += [f"**Control outcome:** ``{_rst_escape(name)}`` {word}.", ""]
-                lines += _dict_table("Control observed", outcome.get("observed"))
-            arms = payload.get("arms")
-            if isinstance(arms, dict) and arms:
-                lines += _dict_table("Arms (what each compared model was given)", arms)
-            elif isinstance(arms, list) and arms:
-                lines += ["**Arms**", ""] + [f"- {_text_block(_value(a))}" for a in arms] + [""]
-            if payload.get("notes"):
-                lines += [f"**Notes:** {_text_block(payload['notes'])}", ""]
-            if payload.get("error"):
-                lines += ["**Error:**", "", ".. code-block:: text", ""]
-                lines += [_indent(str(payload["error"]).strip()), ""]
-            for art in payload.get("artifacts") or ():
-                fig = Path(results_dir) / slug / str(art)
-                if fig.suffix.lower() in (".png", ".svg", ".jpg") and fig.is_file():
-                    try:
-                        rel = fig.resolve().relative_to(docs_dir.resolve()).as_posix()
-                    except ValueError:  # a result folder outside docs/: no figures
-                        continue
-                    lines += [f".. image:: /{rel}", f"   :alt: {claim.claim_id}: {art}",
-                              "   :width: 90%", ""]
+        if module:
+            lines += [f"The claims are registered in ``{module.__name__}``.", ""]
 
     passages = []
     for obj, canonical in (_related_objects(paper, module, api) if module else ()):
@@ -486,6 +590,25 @@ def _paper_page(paper, claims, results, results_dir, api, docs_dir):
         lines += ["The docstrings of the objects used by this paper's claims name no "
                   "reconstructed part; see the scope above and the API pages for "
                   "what differs from the paper's setting.", ""]
+
+    lines += [_title("The run behind these results", "-")]
+    if ran:
+        scales = sorted({str(p.get("scale", "?")) for p in ran})
+        seeds = sorted({str(p.get("seed", "?")) for p in ran})
+        lines += [f"Scale ``{', '.join(scales)}``, seed ``{', '.join(seeds)}``; "
+                  f"{len(ran)} of {len(claims)} claims have a result file in "
+                  f"``docs/results/{slug}/``.", ""]
+        lines += [".. list-table::", "   :header-rows: 1", "   :widths: 50 25 25", "",
+                  "   * - claim", "     - verdict", "     - runtime (s)"]
+        for claim, payload in zip(claims, payloads):
+            lines += [f"   * - {claim.claim_id}", f"     - {claim_status(payload)}",
+                      f"     - {_runtime(payload)}"]
+        lines.append("")
+        env = next((p.get("environment") for p in ran if p.get("environment")), None)
+        if isinstance(env, dict) and env:
+            lines += _dict_table("Environment", env)
+    else:
+        lines += ["No result file yet.", ""]
     return "\n".join(lines)
 
 
@@ -542,6 +665,57 @@ def write_papers(docs_dir, api, results_dir):
     return len(papers) + len(selfchecks)
 
 
+# --------------------------------------------------------------------------- changelog
+_MD_HEADINGS = {1: "=", 2: "-", 3: "~", 4: "^"}
+_MD_CODE = re.compile(r"(?<!`)`([^`]+)`(?!`)")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+def _md_inline(text):
+    """Markdown inline markup -> rst: code spans, links; rst-only syntax escaped outside code."""
+    out, parts = [], _MD_CODE.split(text)
+    for i, part in enumerate(parts):
+        if i % 2:  # inside a code span; rst needs a break where a word touches it
+            before = "\\ " if parts[i - 1][-1:].isalnum() else ""
+            after = "\\ " if parts[i + 1][:1].isalnum() else ""
+            out.append(f"{before}``{part}``{after}")
+            continue
+        part = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", part)  # name_ is a reference in rst
+        part = part.replace("|", "\\|")
+        part = _MD_LINK.sub(lambda m: f"`{m.group(1)} <{m.group(2)}>`__", part)
+        out.append(part)
+    return "".join(out)
+
+
+def markdown_to_rst(text):
+    """The subset of Markdown that CHANGELOG.md uses (headings, lists, paragraphs) as rst."""
+    lines, previous = [], ""
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        heading = re.match(r"^(#{1,4})\s+(.*)$", line)
+        if heading:
+            title = _md_inline(heading.group(2))
+            if lines and lines[-1]:
+                lines.append("")
+            lines += [title, _MD_HEADINGS[len(heading.group(1))] * len(title), ""]
+            previous = ""
+            continue
+        if re.match(r"^\s*[-*] ", line) and previous and not re.match(r"^\s*[-*] |^\s", previous):
+            lines.append("")  # rst needs a blank line between a paragraph and a list
+        lines.append(_md_inline(line))
+        previous = line
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_changelog(docs_dir, out_dir=None):
+    """Write ``_build/changelog.inc``, CHANGELOG.md as rst, for ``changelog.rst`` to include."""
+    source = Path(docs_dir).parent / "CHANGELOG.md"
+    target = Path(out_dir or Path(docs_dir) / "_build") / "changelog.inc"
+    text = markdown_to_rst(source.read_text()) if source.is_file() else "No changelog.\n"
+    _write(target, text)
+    return target
+
+
 def generate(docs_dir, results_dir=None):
     """Write every generated page under ``docs_dir``; returns page counts."""
     docs_dir = Path(docs_dir)
@@ -549,6 +723,7 @@ def generate(docs_dir, results_dir=None):
     api = collect_api()
     n_api = write_api(docs_dir, api)
     n_papers = write_papers(docs_dir, api, results_dir)
+    write_changelog(docs_dir)
     return {"api_pages": n_api, "family_pages": len(api), "paper_pages": n_papers}
 
 

@@ -2,15 +2,19 @@
 
 The API reference (``api/``) and the per-paper pages (``papers/``) are generated
 from the code at build time by ``_generate.py``; the hand-written pages are the
-user guide (``user_guide/``), the reproduction page and the index.
+user guide (``user_guide/``), the reproduction page and the index. Nothing in the
+build needs the network: formulas are typeset by matplotlib at build time and the
+links into scikit-learn's documentation come from an inventory written from the
+installed scikit-learn (``_offline.py``).
 
 Environment variables:
 
 ``SKPAPER_DOCS_GALLERY``
-    ``1`` executes the examples (``examples/plot_*.py``) and shows their figures;
-    anything else (the default) renders them as code only, which keeps the build
-    to a few minutes. ``SKPAPER_EXAMPLE_SIZE=tiny`` makes the executed examples
-    take seconds each.
+    The examples (``examples/plot_*.py``) are executed and show their output and
+    figures; ``0`` renders them as code only.
+``SKPAPER_EXAMPLE_SIZE``
+    ``tiny`` (the default here) runs each executed example at its tiny size, seconds
+    each; set it to ``full`` for the examples' own sizes (minutes each).
 """
 
 import os
@@ -20,11 +24,13 @@ import warnings
 from pathlib import Path
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("SKPAPER_EXAMPLE_SIZE", "tiny")
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import _generate  # noqa: E402
+import _offline  # noqa: E402
 
 import skpaper  # noqa: E402
 
@@ -36,8 +42,9 @@ version = release
 
 extensions = [
     "sphinx.ext.autodoc",
-    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.viewcode",
+    "matplotlib.sphinxext.plot_directive",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -56,11 +63,27 @@ numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
 numpydoc_xref_param_type = False
 
-# Formulas are typeset by MathJax, which the browser loads from its CDN; a page
-# viewed offline shows them as TeX source.
+# Formulas: SVG files typeset at build time (see _offline.py), no MathJax.
+html_math_renderer = "mathtext"
+
+# Links into scikit-learn's documentation, from an inventory of the installed
+# scikit-learn (no download). The addresses are those of scikit-learn's stable docs.
+intersphinx_mapping = {
+    "sklearn": ("https://scikit-learn.org/stable/",
+                str(_offline.write_sklearn_inventory(HERE / "_build" / "sklearn-objects.inv"))),
+}
+
+# The user guide's examples (``.. plot::``): run at build time, source shown above
+# the figure, one PNG per figure.
+plot_include_source = True
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("png", 100)]
+plot_pre_code = ""
+plot_rcparams = {"figure.figsize": (6.4, 3.4), "figure.autolayout": True}
 
 # sphinx-gallery
-_execute = os.environ.get("SKPAPER_DOCS_GALLERY", "0") == "1"
+_execute = os.environ.get("SKPAPER_DOCS_GALLERY", "1") != "0"
 sphinx_gallery_conf = {
     "examples_dirs": str(HERE.parent / "examples"),
     "gallery_dirs": "auto_examples",
@@ -84,7 +107,8 @@ html_theme_options = {
     "show_toc_level": 2,
     "header_links_before_dropdown": 6,
 }
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["skpaper.css"]
 html_show_sourcelink = False
 html_copy_source = False
 
@@ -156,6 +180,7 @@ def _numpydoc_conventions(app, what, name, obj, options, lines):
 
 
 def setup(app):
+    _offline.setup_math(app)
     app.connect("builder-inited", _generate_pages)
     app.connect("autodoc-process-docstring", _numpydoc_conventions, priority=400)
     app.connect("autodoc-skip-member", _skip_foreign_member)
