@@ -5,45 +5,55 @@ CPU scale we check what transfers: the exact parameter overheads (and the
 paper's parameter ratio against one extra ResNet-50 block, counted
 analytically), and whether RW+LR lowers the test cross-entropy of the plain
 residual network at the same training budget, on digits and on a two-spiral
-task where depth matters (a small residual CNN is reported). One extra block
-is trained alongside as the naive-scaling anchor, and the plain network
-trained on an independent list of seeds is the placebo: every arm runs on the
-same data and epochs, and the arms of one seed are paired.
+task where depth matters (a small residual CNN is reported). The plain
+network trained on other initialisation seeds is the placebo (the control);
+one extra block is trained alongside at full scale. Every arm runs on the same
+data and epochs, the arms of one seed are paired, seeds are added look by look
+(:func:`~skpaper.papers.run_comparison`), and the seeds of one arm train as
+one vmap-batched model (:func:`~skpaper.nn.train_seeds`, the recipe of
+:class:`~skpaper.nn.LaurelMLPClassifier`).
 """
 
 import numpy as np
 
+from ._comparison import ArmRun, EffectOfInterest, decide_claim, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
-from ._stats import claim_seeds, mean_interval, paired_difference, seed_summary
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
+from ._stats import claim_seeds, seed_summary
 
 SLUG = "laurel"
 
 register_paper(SLUG, "LAuReL: Learned Augmented Residual Layer", module="skpaper.nn")
 
-#: Share of the +1-block gain that RW+LR must recover (ours: the paper reports
-#: RW+LR matching or beating the extra layer, i.e. a share of about 1).
-_SHARE = 0.5
-
-#: Arms of every quality comparison; "placebo" is the plain network trained on an
-#: independent list of seeds (the negative control).
-_ARMS = ("standard", "rw+lr", "+1 block", "placebo")
+#: Arms of every quality comparison; "placebo" is the plain network trained on
+#: other initialisation seeds (the negative control).
+_ARMS = ("standard", "rw+lr", "placebo")
+_EOI = EffectOfInterest(
+    -0.01, "ours",
+    "a test cross-entropy 0.01 nats lower (about a tenth of the plain network's on digits): "
+    "the smallest gain worth LAuReL's extra parameters; the paper's gains are in ImageNet "
+    "top-1 (+0.25 points) and C4 loss, not transferable units")
 
 _QUALITY = {
-    # seeds, epochs, blocks, width, rank, training rows kept (None: all), extra variants
-    "smoke": dict(n_seeds=2, epochs=3, n_blocks=4, width=32, rank=8, n_train=400,
+    # looks, epochs, blocks, width, rank, training rows kept (None: all), extra arms
+    "smoke": dict(looks=(2,), epochs=3, n_blocks=4, width=32, rank=8, n_train=400,
                   extra=()),
-    "quick": dict(n_seeds=5, epochs=10, n_blocks=8, width=64, rank=8, n_train=None,
+    # 30 epochs: on a calibration setting (digits split 12345, seed key 99, four plain and
+    # four RW+LR seeds) the training loss of both is below 0.01 from epoch 30 on for 7 of 8
+    # runs, while at 10-20 epochs several runs still sit at 0.05-0.3.
+    "quick": dict(looks=(4, 8), epochs=30, n_blocks=8, width=64, rank=8, n_train=None,
                   extra=()),
-    "full": dict(n_seeds=10, epochs=25, n_blocks=8, width=64, rank=8, n_train=None,
-                 extra=("rw", "rw+lr+pa")),
+    "full": dict(looks=(8, 16), epochs=30, n_blocks=8, width=64, rank=8, n_train=None,
+                 extra=("+1 block", "rw", "rw+lr+pa")),
 }
 
 _SPIRALS = {
-    # seeds, samples (half for training), turns, epochs, blocks, width
-    "smoke": dict(n_seeds=2, n_samples=600, turns=2.5, epochs=4, n_blocks=4, width=32),
-    "quick": dict(n_seeds=8, n_samples=3000, turns=2.5, epochs=15, n_blocks=4, width=32),
-    "full": dict(n_seeds=10, n_samples=10000, turns=3.0, epochs=40, n_blocks=8, width=64),
+    # looks, samples (half for training), turns, epochs, blocks, width
+    "smoke": dict(looks=(2,), n_samples=600, turns=2.5, epochs=4, n_blocks=4, width=32),
+    "quick": dict(looks=(4, 8, 16), n_samples=3000, turns=2.5, epochs=15, n_blocks=4,
+                  width=32),
+    "full": dict(looks=(8, 16, 32), n_samples=10000, turns=3.0, epochs=40, n_blocks=8,
+                 width=64),
 }
 
 _CONV = {
@@ -163,48 +173,85 @@ def _claim_parameter_overhead(scale, seed, out_dir):
     )
 
 
-def _fit_and_score(job, make_estimator, data):
-    """Train one (variant, seed) job; return its test cross-entropy and accuracy."""
-    from sklearn.metrics import log_loss
+def _train_arm(factory, data, seeds, epochs):
+    """Test cross-entropy and accuracy of one architecture over several seeds, trained as
+    one vmap-batched model (:func:`~skpaper.nn.train_seeds`, the recipe of
+    :class:`~skpaper.nn.LaurelMLPClassifier`: AdamW, lr 3e-3, weight decay 1e-4 on
+    matrices, batches of 64)."""
+    import torch
 
-    variant, seed = job
+    from ..nn import predict_seeds, train_seeds
+
     X_train, y_train, X_test, y_test = data
-    est = make_estimator(variant, seed).fit(X_train, y_train)
-    proba = est.predict_proba(X_test)
-    return {"ce": float(log_loss(y_test, proba, labels=est.classes_)),
-            "accuracy": float(np.mean(est.classes_[proba.argmax(axis=1)] == y_test)),
-            "steps": int(est.n_iter_) * -(-len(X_train) // est.batch_size)}
+    nets = train_seeds(factory, X_train, y_train, torch.nn.functional.cross_entropy,
+                       list(seeds), epochs=epochs, batch_size=64, lr=3e-3, optimizer="adamw",
+                       weight_decay=lambda name, p: 1e-4 if p.ndim >= 2 else 0.0)
+    logits = torch.as_tensor(predict_seeds(nets, X_test), dtype=torch.float64)
+    target = torch.as_tensor(y_test, dtype=torch.long)
+    ce = [float(torch.nn.functional.cross_entropy(lg, target)) for lg in logits]
+    acc = [float((lg.argmax(1) == target).double().mean()) for lg in logits]
+    return ce, acc
 
 
-def _compare_variants(make_estimator, data, variants, seed, n_seeds):
-    """Per-seed cross-entropy and accuracy of every variant; the placebo gets other seeds."""
-    from ..utils import parallel_map
+def _batched_arm(task, scale, variant, make_module, data, epochs):
+    """``arm(seeds) -> [ArmRun]`` for run_comparison(batched=True); the placebo trains the
+    plain network on other initialisation seeds."""
+    n_params = _n_params(make_module(variant))
+    steps = epochs * -(-len(data[0]) // 64)
 
-    seeds = claim_seeds(seed, n_seeds)
-    placebo = claim_seeds(seed, n_seeds, 1)
-    jobs = [(v, s) for v in variants if v != "placebo" for s in seeds]
-    if "placebo" in variants:
-        jobs += [("placebo", s) for s in placebo]
-    results = parallel_map(_fit_and_score, jobs, make_estimator=make_estimator, data=data)
-    table = {}
-    for (variant, _), res in zip(jobs, results):
-        entry = table.setdefault(variant, {"ce": [], "accuracy": [], "steps": res["steps"]})
-        entry["ce"].append(res["ce"])
-        entry["accuracy"].append(res["accuracy"])
-    return table
+    def run(seeds):
+        train = [claim_seeds(s, 1, 1)[0] for s in seeds] if variant == "placebo" else seeds
+        ce, acc = _cached_fits(task, scale, variant, tuple(train))
+        return [ArmRun(c, parameters=n_params, train_steps=steps, train_examples=len(data[0]),
+                       extra={"test_accuracy": None}) for c in ce]
+
+    _FACTORIES[task, scale, variant] = (lambda: make_module(variant), data, epochs)
+    return run
 
 
-def _gain_check(ce, arm):
-    """Paired bounds: ``arm`` lowers the plain network's CE, and recovers half the +1 gain.
+_FACTORIES = {}
 
-    ``gain = CE(standard) - CE(arm)`` per seed (positive when ``arm`` is
-    better); the share statistic is ``gain - _SHARE * gain_plus_one`` per seed,
-    positive when ``arm`` recovers more than ``_SHARE`` of the +1-block gain.
-    """
-    std, plus = np.asarray(ce["standard"]), np.asarray(ce["+1 block"])
-    gain = paired_difference(std, ce[arm])
-    share = mean_interval((std - np.asarray(ce[arm])) - _SHARE * (std - plus))
-    return {"gain": gain, "share": share}
+
+@shared_cache(maxsize=64)
+def _cached_fits(task, scale, variant, seeds):
+    factory, data, epochs = _FACTORIES[task, scale, variant]
+    return _train_arm(factory, data, seeds, epochs)
+
+
+def _quality(task, scale, seed, variants, make_module, data, epochs, looks, title, out_dir,
+             name, notes):
+    """Sequential paired seeds: RW+LR against the plain network, the placebo as control."""
+    arms = {v: _batched_arm(task, scale, v, make_module, data, epochs) for v in variants}
+    cmp = run_comparison(arms, method="rw+lr", baseline="standard", control_method="placebo",
+                         seed=seed, looks=looks, effect_of_interest=_EOI, alternative="less",
+                         batched=True, metric="test cross-entropy (nats)")
+    ce = cmp.values
+    accuracy = {v: _cached_fits(task, scale, v, tuple(
+        [claim_seeds(s, 1, 1)[0] for s in cmp.seeds] if v == "placebo" else cmp.seeds))[1]
+        for v in variants}
+    asides = {v: decide_claim(ce[v], ce["standard"], effect_of_interest=_EOI,
+                              alternative="less").decision.to_dict()
+              for v in variants if v not in ("standard", "rw+lr")}
+    base = _n_params(make_module("standard"))
+
+    fig, ax = new_figure(figsize=(5, 3.4))
+    for variant in variants:
+        x = max(_n_params(make_module(variant)) - base, 1)
+        ax.errorbar(x, np.mean(ce[variant]), yerr=np.std(ce[variant]), fmt="o", capsize=3,
+                    color="tab:blue" if variant.startswith("rw") else "tab:gray")
+        ax.annotate(variant, (x, np.mean(ce[variant])), textcoords="offset points",
+                    xytext=(5, 5), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters added to the plain network (standard plotted at 1)")
+    ax.set_ylabel("test cross-entropy (mean, std over seeds)")
+    ax.set_title(title, fontsize=9)
+    artifact = save_figure(fig, out_dir, name)
+    return cmp.claim_result(
+        observed={"accuracy": {_key(v): seed_summary(a) for v, a in accuracy.items()},
+                  "ce_minus_standard": {_key(v): d for v, d in asides.items()},
+                  "added_params": {_key(v): _n_params(make_module(v)) - base
+                                   for v in variants}},
+        artifacts=[artifact], notes=notes)
 
 
 def _key(variant):
@@ -212,159 +259,76 @@ def _key(variant):
         variant, variant.replace("+", "_"))
 
 
-def _quality_result(table, title, out_dir, name, added, parameters, n_train, notes,
-                    asserting=True):
-    ce = {v: e["ce"] for v, e in table.items()}
-    method = _gain_check(ce, "rw+lr")
-    gains = {v: paired_difference(ce["standard"], ce[v]).to_dict()
-             for v in ce if v != "standard"}
-    plus_gain = float(np.mean(np.asarray(ce["standard"]) - np.asarray(ce["+1 block"])))
-    rwlr_gain = float(np.mean(np.asarray(ce["standard"]) - np.asarray(ce["rw+lr"])))
-    observed = {
-        "ce": {_key(v): seed_summary(e["ce"]) for v, e in table.items()},
-        "accuracy": {_key(v): seed_summary(e["accuracy"]) for v, e in table.items()},
-        "ce_gain_over_standard": {_key(v): g for v, g in gains.items()},
-        "check": {k: b.to_dict() for k, b in method.items()},
-        "share_of_plus_one_gain_recovered": (rwlr_gain / plus_gain if plus_gain > 0
-                                             else None),
-        "plus_one_block_helps": bool(gains["+1 block"]["passed"]),
-        "added_params": {_key(v): added[v] for v in added},
-        "n_seeds": len(ce["standard"]),
-    }
-    control = None
-    if asserting:
-        ctrl = _gain_check(ce, "placebo")
-        control = ControlResult(observed={k: b.to_dict() for k, b in ctrl.items()},
-                                passed=bool(all(b.passed for b in ctrl.values())))
-
-    fig, ax = new_figure(figsize=(5, 3.4))
-    for variant, entry in table.items():
-        x = max(added.get(variant, 0), 1)
-        ax.errorbar(x, np.mean(entry["ce"]), yerr=np.std(entry["ce"]), fmt="o", capsize=3,
-                    color="tab:blue" if variant.startswith("rw") else "tab:gray")
-        ax.annotate(variant, (x, np.mean(entry["ce"])), textcoords="offset points",
-                    xytext=(5, 5), fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters added to the plain network (standard plotted at 1)")
-    ax.set_ylabel("test cross-entropy (mean, std over seeds)")
-    ax.set_title(title, fontsize=9)
-    artifact = save_figure(fig, out_dir, name)
-    arms = {v: {"parameters": parameters + added.get(v, 0), "train_steps": e["steps"],
-                "train_examples": n_train} for v, e in table.items()}
-    return ClaimResult(
-        observed=observed,
-        expected={"gain_lower_bound": "> 0",
-                  "share_lower_bound": f"> 0 (gain - {_SHARE} * gain of +1 block; ours)",
-                  "paper": "RW+LR (r=16) matches +1 layer on ResNet-50 (75.20 vs 75.20, "
-                           "baseline 74.95) and beats +4 layers on C4 (2.9531 vs 2.9963)"},
-        passed=bool(all(b.passed for b in method.values())) if asserting else None,
-        control=control, arms=arms, artifacts=[artifact], notes=notes,
-    )
-
-
-def _added_params(make_module, variants):
-    base = _n_params(make_module("standard", 0))
-    return {v: _n_params(make_module(v, 1 if v == "+1 block" else 0)) - base
-            for v in variants}
-
-
-_GAIN_CHECK = ("Over paired init seeds, lower one-sided 95% t bound of mean(CE(standard) - "
-               "CE(RW+LR)) > 0 and of mean(gain - 0.5 * (CE(standard) - CE(+1 block))) > 0 "
-               "(RW+LR recovers more than half of the +1-block gain; the half is ours).")
-_PLACEBO = "LAuReL off: the plain network retrained on independent seeds, same check"
+_GAIN_CHECK = ("Sequential paired init seeds (seeds trained as one batched model): upper "
+               "bound of mean(CE(RW+LR) - CE(standard)) < 0; contradicted when the lower "
+               "bound is above -0.01 nats.")
+_PLACEBO = "LAuReL off: the plain network retrained on other initialisation seeds, same check"
 
 
 @register_claim(SLUG, "digits-gain",
                 "On load_digits, a residual MLP whose skips are RW+LR reaches a lower test "
-                "cross-entropy than the plain residual network at the same training budget, "
-                "recovering most of the gain of one extra block at far fewer parameters.",
+                "cross-entropy than the plain residual network at the same training budget.",
                 paper_statement="RW+LR r=16 lifts ResNet-50 top-1 from 74.95 to 75.20, as "
                                 "much as +1 layer, with 2.6x fewer added parameters (Table 1).",
-                check=_GAIN_CHECK, control=_PLACEBO)
+                check=_GAIN_CHECK, control=_PLACEBO, effect_of_interest=_EOI)
 def _claim_digits(scale, seed, out_dir):
     from ..datasets import load_digits_split
-    from ..nn import LaurelMLPClassifier, make_laurel_mlp
+    from ..nn import make_laurel_mlp
 
     cfg = _QUALITY[scale]
     d = load_digits_split(test_size=0.5, random_state=seed)
     data = (d.X_train[: cfg["n_train"]], d.y_train[: cfg["n_train"]], d.X_test, d.y_test)
-    device = "auto" if scale == "full" else "cpu"
 
-    def make_estimator(variant, s):
+    def make_module(variant):
         extra = int(variant == "+1 block")
         plain = variant in ("+1 block", "placebo")
-        return LaurelMLPClassifier(
-            n_blocks=cfg["n_blocks"] + extra, width=cfg["width"], rank=cfg["rank"],
-            variant="standard" if plain else variant, max_epochs=cfg["epochs"],
-            batch_size=64, lr=3e-3, random_state=s, device=device)
-
-    def make_module(variant, extra):
         return make_laurel_mlp(64, 10, cfg["width"], cfg["n_blocks"] + extra,
-                               "standard" if extra or variant == "placebo" else variant,
-                               rank=cfg["rank"])
+                               "standard" if plain else variant, rank=cfg["rank"])
 
-    variants = _ARMS + cfg["extra"]
-    table = _compare_variants(make_estimator, data, variants, seed, cfg["n_seeds"])
-    return _quality_result(
-        table, f"digits, {cfg['n_blocks']} blocks of width {cfg['width']}, "
-               f"{cfg['epochs']} epochs", out_dir, "laurel_digits",
-        _added_params(make_module, variants), _n_params(make_module("standard", 0)),
-        len(data[0]),
+    return _quality(
+        ("digits", seed), scale, seed, _ARMS + cfg["extra"], make_module, data, cfg["epochs"],
+        cfg["looks"], f"digits, {cfg['n_blocks']} blocks of width {cfg['width']}, "
+                      f"{cfg['epochs']} epochs", out_dir, "laurel_digits",
         "Digits split 50/50 (one split; seeds vary the initialisation and batch order); "
-        "every variant gets the same epochs, batch size and AdamW settings." + (
-            " Smoke trains 3 epochs on 400 rows: not meaningful." if scale == "smoke" else ""),
-    )
+        "every variant gets the same epochs, batch size and AdamW settings. About one plain "
+        "run in five or six used to stop in a poor optimum at 10 epochs; the quick budget "
+        "is now 30 epochs (see _QUALITY), and the t bound over more seeds absorbs what "
+        "remains." + (" Smoke trains 3 epochs on 400 rows: not meaningful."
+                      if scale == "smoke" else ""))
 
 
 @register_claim(SLUG, "depth-task-gain",
                 "On a two-spiral task where depth matters, a residual MLP with RW+LR skips "
                 "reaches a lower test cross-entropy than the plain residual network at the "
-                "same training budget, recovering most of the gain of one extra block.",
+                "same training budget.",
                 paper_statement="LAuReL improves quality at a small parameter cost; on C4 "
                                 "RW+LR (2.9531) beats a network 4 layers deeper (2.9963) "
                                 "(Sec. 4, ablation table).",
-                check=_GAIN_CHECK, control=_PLACEBO)
+                check=_GAIN_CHECK, control=_PLACEBO, effect_of_interest=_EOI)
 def _claim_spirals(scale, seed, out_dir):
-    from ..nn import LaurelMLPClassifier, make_laurel_mlp
+    from ..nn import make_laurel_mlp
 
     cfg = _SPIRALS[scale]
     X, y = _make_spirals(cfg["n_samples"], cfg["turns"], 0.02, seed)
     half = cfg["n_samples"] // 2
-    data = (X[:half], y[:half], X[half:], y[half:])
-    device = "auto" if scale == "full" else "cpu"
-    depth = {"+1 block": cfg["n_blocks"] + 1, "1 block": 1}
-    variants = _ARMS + ("1 block",)
+    data = (X[:half].astype(np.float32), y[:half], X[half:].astype(np.float32), y[half:])
 
-    def make_estimator(variant, s):
-        plain = variant in depth or variant == "placebo"
-        return LaurelMLPClassifier(
-            n_blocks=depth.get(variant, cfg["n_blocks"]), width=cfg["width"], rank=8,
-            variant="standard" if plain else variant, max_epochs=cfg["epochs"],
-            batch_size=64, lr=3e-3, random_state=s, device=device)
-
-    def make_module(variant, extra):
-        return make_laurel_mlp(2, 2, cfg["width"], cfg["n_blocks"] + extra,
-                               "standard" if extra or variant == "placebo" else variant,
+    def make_module(variant):
+        blocks = {"1 block": 1}.get(variant, cfg["n_blocks"])
+        plain = variant in ("1 block", "placebo")
+        return make_laurel_mlp(2, 2, cfg["width"], blocks, "standard" if plain else variant,
                                rank=8)
 
-    table = _compare_variants(make_estimator, data, variants, seed, cfg["n_seeds"])
-    added = _added_params(make_module, _ARMS)
-    added["1 block"] = _n_params(make_module("standard", 1 - cfg["n_blocks"])) - _n_params(
-        make_module("standard", 0))
-    result = _quality_result(
-        table, f"two spirals ({cfg['turns']} turns), {cfg['n_blocks']} blocks of width "
-               f"{cfg['width']}, {cfg['epochs']} epochs", out_dir, "laurel_spirals", added,
-        _n_params(make_module("standard", 0)), half,
-        "A one-block network is trained as the depth reference (its parameter change is "
-        "negative and is not plotted on the log axis). Training here is in a hard "
-        "optimisation regime, so single-seed figures swing with the thread count; the "
-        "verdict rests on the paired bound over seeds." + (
-            " Smoke: 300 training points, 4 epochs, not meaningful." if scale == "smoke"
-            else ""),
-    )
-    result.observed["depth_helps"] = paired_difference(
-        table["1 block"]["ce"], table["standard"]["ce"]).to_dict()
-    return result
+    return _quality(
+        ("spirals", seed), scale, seed, _ARMS + ("1 block",), make_module, data,
+        cfg["epochs"], cfg["looks"],
+        f"two spirals ({cfg['turns']} turns), {cfg['n_blocks']} blocks of width "
+        f"{cfg['width']}, {cfg['epochs']} epochs", out_dir, "laurel_spirals",
+        "A one-block network is trained as the depth reference (ce_minus_standard.one_block "
+        "says whether depth matters at this budget). An outside review found this task "
+        "noisy at quick scale and solved by both arms at convergence, so it may not be able "
+        "to show the claim." + (" Smoke: 300 training points, 4 epochs, not meaningful."
+                                if scale == "smoke" else ""))
 
 
 @register_claim(SLUG, "convnet-gain",
@@ -379,6 +343,7 @@ def _claim_spirals(scale, seed, out_dir):
 def _claim_convnet(scale, seed, out_dir):
     from ..datasets import load_digits_split
     from ..nn import LaurelConvNetClassifier, make_laurel_convnet
+    from ..utils import parallel_map
 
     cfg = _CONV[scale]
     d = load_digits_split(test_size=0.5, random_state=seed)
@@ -397,15 +362,54 @@ def _claim_convnet(scale, seed, out_dir):
         return make_laurel_convnet((1, 8, 8), 10, cfg["width"], cfg["n_blocks"] + extra,
                                    "standard" if extra else variant, rank=cfg["rank"])
 
-    table = _compare_variants(make_estimator, data, variants, seed, cfg["n_seeds"])
-    return _quality_result(
-        table, f"digits 8x8 CNN, {cfg['n_blocks']} blocks of {cfg['width']} channels, "
-               f"{cfg['epochs']} epochs", out_dir, "laurel_convnet",
-        _added_params(make_module, variants), _n_params(make_module("standard", 0)),
-        len(data[0]),
-        "The paper's vision result is ResNet-50 on ImageNet; this is the CPU-sized analogue "
-        "on 8x8 digits (the only bundled image set of useful size); the extra block of "
-        "'+1 block' is a plain one after the downsampling block." + (
-            " Smoke: 300 rows, 2 epochs, not meaningful." if scale == "smoke" else ""),
-        asserting=False,
+    seeds = claim_seeds(seed, cfg["n_seeds"])
+    jobs = [(v, s) for v in variants for s in seeds]
+    results = parallel_map(_fit_and_score, jobs, make_estimator=make_estimator, data=data)
+    ce = {v: [r["ce"] for (vv, _), r in zip(jobs, results) if vv == v] for v in variants}
+    accuracy = {v: [r["accuracy"] for (vv, _), r in zip(jobs, results) if vv == v]
+                for v in variants}
+    base = _n_params(make_module("standard", 0))
+    added = {v: _n_params(make_module(v, int(v == "+1 block"))) - base for v in variants}
+
+    fig, ax = new_figure(figsize=(5, 3.4))
+    for variant in variants:
+        x = max(added[variant], 1)
+        ax.errorbar(x, np.mean(ce[variant]), yerr=np.std(ce[variant]), fmt="o", capsize=3,
+                    color="tab:blue" if variant.startswith("rw") else "tab:gray")
+        ax.annotate(variant, (x, np.mean(ce[variant])), textcoords="offset points",
+                    xytext=(5, 5), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters added to the plain network (standard plotted at 1)")
+    ax.set_ylabel("test cross-entropy (mean, std over seeds)")
+    ax.set_title(f"digits 8x8 CNN, {cfg['n_blocks']} blocks of {cfg['width']} channels, "
+                 f"{cfg['epochs']} epochs", fontsize=9)
+    artifact = save_figure(fig, out_dir, "laurel_convnet")
+    return ClaimResult(
+        observed={"ce": {_key(v): seed_summary(c) for v, c in ce.items()},
+                  "accuracy": {_key(v): seed_summary(a) for v, a in accuracy.items()},
+                  "ce_minus_standard": {_key(v): decide_claim(
+                      ce[v], ce["standard"], effect_of_interest=_EOI,
+                      alternative="less").decision.to_dict()
+                      for v in variants if v != "standard"},
+                  "added_params": {_key(v): a for v, a in added.items()}, "seeds": seeds},
+        expected={"reported": "paired CE differences against the plain CNN, no verdict"},
+        passed=None, artifacts=[artifact],
+        arms={v: {"parameters": base + added[v], "train_steps": cfg["epochs"],
+                  "train_examples": len(data[0])} for v in variants},
+        notes="The paper's vision result is ResNet-50 on ImageNet; this is the CPU-sized "
+              "analogue on 8x8 digits (the only bundled image set of useful size); the extra "
+              "block of '+1 block' is a plain one after the downsampling block." + (
+                  " Smoke: 300 rows, 2 epochs, not meaningful." if scale == "smoke" else ""),
     )
+
+
+def _fit_and_score(job, make_estimator, data):
+    """Train one (variant, seed) job; return its test cross-entropy and accuracy."""
+    from sklearn.metrics import log_loss
+
+    variant, seed = job
+    X_train, y_train, X_test, y_test = data
+    est = make_estimator(variant, seed).fit(X_train, y_train)
+    proba = est.predict_proba(X_test)
+    return {"ce": float(log_loss(y_test, proba, labels=est.classes_)),
+            "accuracy": float(np.mean(est.classes_[proba.argmax(axis=1)] == y_test))}
