@@ -185,8 +185,12 @@ class BottomKSketch(SketchState):
         ----------
         keys : array-like of int, or iterable of bytes or str
             A numpy integer array takes the fast path (no Python loop). Float
-            arrays are accepted only when every value is integral. Negative
-            integers alias their two's complement (``-1`` is ``2**64 - 1``).
+            arrays are accepted only when every value is integral. Two
+            aliasings to know: negative integers alias their two's complement
+            (``-1`` is ``2**64 - 1``), and a float above ``2**53`` in
+            magnitude stands for every integer that rounds to it (``2.0**53 + 1``
+            is ``2.0**53``), so float keys there warn (``UserWarning``): pass
+            integers.
             Lists of ``str``/``bytes``, numpy ``U``/``S`` arrays and numpy 2
             ``StringDType`` arrays hash in Cython from the strings' buffers;
             ``str`` keys hash as their UTF-8 bytes (``"a"`` equals ``b"a"``).
@@ -412,6 +416,12 @@ class BottomKSketch(SketchState):
         Every header field is checked against the payload length before any
         allocation, and the checksum must match, so a truncated, extended or
         corrupted input (any single flipped bit) is rejected.
+
+        The CRC-32 detects accidents, not tampering: it is not a signature and
+        has no key, so anyone can write a well-formed payload (any ``k``,
+        seed and sorted hashes, with a matching checksum) that claims any
+        estimate. Accept sketches from untrusted parties only over a channel
+        that authenticates them (a signature or an HMAC over these bytes).
 
         Parameters
         ----------

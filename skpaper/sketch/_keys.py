@@ -12,6 +12,7 @@ the same set under every small seed.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -24,6 +25,8 @@ _TEXT_TYPES = (bytes, bytearray, memoryview, str)
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 _INT64_MIN = -(2**63)
+# Largest magnitude up to which float64 holds every integer.
+_FLOAT_EXACT = 2.0**53
 
 
 def check_seed(seed, name="seed"):
@@ -56,6 +59,13 @@ def _integral_floats(arr, name):
         )
     if (arr < _INT64_MIN).any() or (arr >= 2.0**64).any():
         raise ValueError(f"{name} must fit in 64 bits, got values out of range.")
+    if (np.abs(arr) > _FLOAT_EXACT).any():
+        warnings.warn(
+            f"{name} holds float keys above 2**53 in magnitude, where a float no longer "
+            "holds every integer: neighbouring integers round to the same float and count "
+            "as one key. Pass integer keys (an integer array) to count them apart.",
+            UserWarning, stacklevel=4,
+        )
     out = np.empty(arr.shape, dtype=np.uint64)
     neg = arr < 0
     out[neg] = arr[neg].astype(np.int64).view(np.uint64)

@@ -33,6 +33,8 @@ _MIN_K_EPSILON = 20
 # Noisy threshold searches per answer at most (a search restarts after a stop
 # caused by its noise alone).
 _MAX_SCANS = 4
+# Range of epsilon and key_epsilon: beyond it 1 / epsilon**2 under- or overflows.
+_EPSILON_MIN, _EPSILON_MAX = 1e-12, 1e12
 
 
 def deactivation_budget(epsilon, key_epsilon, delta):
@@ -63,9 +65,9 @@ def deactivation_budget(epsilon, key_epsilon, delta):
     Parameters
     ----------
     epsilon : float
-        Per-answer privacy parameter of one charge (> 0).
+        Per-answer privacy parameter of one charge, in ``[1e-12, 1e12]``.
     key_epsilon : float
-        Total privacy loss allowed per key (> 0).
+        Total privacy loss allowed per key, in ``[1e-12, 1e12]``.
     delta : float
         Failure probability of the conversion, in (0, 1).
 
@@ -83,8 +85,11 @@ def deactivation_budget(epsilon, key_epsilon, delta):
     3649
     """
     for name, value in (("epsilon", epsilon), ("key_epsilon", key_epsilon)):
-        if isinstance(value, bool) or not isinstance(value, Real) or not value > 0:
-            raise ValueError(f"{name} must be a positive float, got {value!r}.")
+        if isinstance(value, bool) or not isinstance(value, Real) \
+                or not _EPSILON_MIN <= value <= _EPSILON_MAX:
+            raise ValueError(
+                f"{name} must be a float in [1e-12, 1e12], got {value!r}: outside it the "
+                "noise scale or the budget 2 rho / epsilon**2 is not a finite float.")
     if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
         raise ValueError(f"delta must be a float in (0, 1), got {delta!r}.")
     log_delta = math.log(1.0 / delta)
@@ -154,8 +159,8 @@ class RobustCardinalitySketch(BaseEstimator):
         ``"tracking"``: ``"basic"`` plus per-key charging and deactivation.
     epsilon : float, default=0.2
         Privacy parameter :math:`\\varepsilon_0` of one answer's threshold search
-        and, separately, of its released count. Larger is more accurate and
-        less robust.
+        and, separately, of its released count, in ``[1e-12, 1e12]``. Larger is
+        more accurate and less robust.
     budget : int or "auto", default="auto"
         Charges :math:`B` at which a key is over-exposed (``"tracking"`` only);
         each answer that a key influences costs it two charges.
@@ -366,9 +371,9 @@ class RobustCardinalitySketch(BaseEstimator):
     _parameter_constraints: dict = {
         "k": [Interval(Integral, 2, K_MAX, closed="both")],
         "mode": [StrOptions({"standard", "basic", "tracking"})],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, _EPSILON_MIN, _EPSILON_MAX, closed="both")],
         "budget": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "key_epsilon": [Interval(Real, 0, None, closed="neither")],
+        "key_epsilon": [Interval(Real, _EPSILON_MIN, _EPSILON_MAX, closed="both")],
         "max_deactivated": [Interval(Integral, 1, 2**32, closed="both"), StrOptions({"auto"}),
                             None],
         "max_charged": [Interval(Integral, 1, 2**32, closed="both"), StrOptions({"auto"}),

@@ -1,5 +1,6 @@
 import pickle
 import struct
+import warnings
 import zlib
 
 import numpy as np
@@ -403,3 +404,23 @@ def test_merge_sketches_folds_in_place_without_copying_the_inputs():
         merge_sketches([parts[0], "sketch"])
     with pytest.raises(ValueError, match="different seeds"):
         merge_sketches([parts[0], BottomKSketch(k=k, seed=5)])
+
+
+def test_float_keys_above_two_to_the_53_warn():
+    exact = np.array([2.0**53, -(2.0**53), 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BottomKSketch(k=8, seed=1).update(exact)
+    with pytest.warns(UserWarning, match="above 2\\*\\*53"):
+        s = BottomKSketch(k=8, seed=1).update(np.array([2.0**53 + 2, 2.0**60]))
+    assert s.estimate() == 2.0
+    with pytest.warns(UserWarning, match="above 2\\*\\*53"):
+        BottomKSketch(k=8, seed=1).update([float(2**63)])
+
+
+def test_a_forged_payload_with_a_valid_crc_is_accepted():
+    # The CRC is a checksum, not a signature (documented in from_bytes).
+    k, hashes = 16, np.arange(1, 17, dtype="<u8") * 2**40
+    body = struct.pack("<4sB3sIIQ", b"SKBK", 3, bytes(3), k, k, 1) + hashes.tobytes()
+    forged = BottomKSketch.from_bytes(body + struct.pack("<I", zlib.crc32(body)))
+    assert forged.estimate() > 1e6

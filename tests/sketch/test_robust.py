@@ -9,7 +9,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skpaper.sketch import BottomKSketch, RobustCardinalitySketch
+from skpaper.sketch import BottomKSketch, RobustCardinalitySketch, deactivation_budget
 from skpaper.sketch._robust import GRID_DENSITY
 
 MODES = ("standard", "basic", "tracking")
@@ -416,3 +416,13 @@ def test_robust_ledger_stays_bounded_on_fresh_keys_and_memory_counts_it():
     # Rehashing costs no accuracy: both answer within the sketch's error.
     for ans in (answers, bounded_answers):
         assert abs(np.mean(ans) / 1000 - 1) < 0.05
+
+
+@pytest.mark.parametrize("value", [1e-300, 1e300, 1e-160, 0.0, -1.0])
+@pytest.mark.parametrize("name", ["epsilon", "key_epsilon"])
+def test_robust_epsilon_out_of_range_names_the_parameter(name, value):
+    with pytest.raises(ValueError, match=f"'{name}' parameter"):
+        RobustCardinalitySketch(**{name: value}).fit()
+    args = {"epsilon": 0.2, "key_epsilon": 50.0, "delta": 1e-6, name: value}
+    with pytest.raises(ValueError, match=f"{name} must be a float in"):
+        deactivation_budget(**args)
