@@ -430,10 +430,11 @@ def train_seeds(module_factory, X, y, loss_fn, seeds, *, epochs=10, batch_size=6
     with its own dropout masks, its own optimizer state and its own gradient-norm
     clipping. With ``strategy="vmap"`` the K parameter sets are stacked and one
     :func:`torch.func.vmap`-ed forward and backward serves all seeds per step
-    (for the small networks of the paper claims, on one CPU thread, 1.5 to 3
-    times the seeds per second of K fits in turn at K=8; the smaller the network,
-    the larger the gain); with ``strategy="loop"`` the seeds are trained one after
-    another. Both give the same networks up to float rounding.
+    (for the small networks of the paper claims, on one CPU thread, 1.1 to 2.4
+    times the seeds per second of K fits in turn at K=8, and up to 4 times at K=16;
+    the less arithmetic per step, the larger the gain); with ``strategy="loop"``
+    the seeds are trained one after another. Both give the same networks up to
+    float rounding.
 
     Parameters
     ----------
