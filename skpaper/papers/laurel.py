@@ -234,24 +234,30 @@ def _quality(task, scale, seed, variants, make_module, data, epochs, looks, titl
               for v in variants if v not in ("standard", "rw+lr")}
     base = _n_params(make_module("standard"))
 
-    fig, ax = new_figure(figsize=(5, 3.4))
-    for variant in variants:
-        x = max(_n_params(make_module(variant)) - base, 1)
-        ax.errorbar(x, np.mean(ce[variant]), yerr=np.std(ce[variant]), fmt="o", capsize=3,
-                    color="tab:blue" if variant.startswith("rw") else "tab:gray")
-        ax.annotate(variant, (x, np.mean(ce[variant])), textcoords="offset points",
-                    xytext=(5, 5), fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters added to the plain network (standard plotted at 1)")
-    ax.set_ylabel("test cross-entropy (mean, std over seeds)")
-    ax.set_title(title, fontsize=9)
-    artifact = save_figure(fig, out_dir, name)
+    artifact = _ce_plot(ce, {v: _n_params(make_module(v)) - base for v in variants}, title,
+                        out_dir, name)
     return cmp.claim_result(
         observed={"accuracy": {_key(v): seed_summary(a) for v, a in accuracy.items()},
                   "ce_minus_standard": {_key(v): d for v, d in asides.items()},
                   "added_params": {_key(v): _n_params(make_module(v)) - base
                                    for v in variants}},
         artifacts=[artifact], notes=notes)
+
+
+def _ce_plot(ce, added, title, out_dir, name):
+    """Test cross-entropy of every variant against the parameters it adds."""
+    fig, ax = new_figure(figsize=(5, 3.4))
+    for variant, values in ce.items():
+        x = max(added[variant], 1)
+        ax.errorbar(x, np.mean(values), yerr=np.std(values), fmt="o", capsize=3,
+                    color="tab:blue" if variant.startswith("rw") else "tab:gray")
+        ax.annotate(variant, (x, np.mean(values)), textcoords="offset points",
+                    xytext=(5, 5), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("parameters added to the plain network (standard plotted at 1)")
+    ax.set_ylabel("test cross-entropy (mean, std over seeds)")
+    ax.set_title(title, fontsize=9)
+    return save_figure(fig, out_dir, name)
 
 
 def _key(variant):
@@ -371,19 +377,9 @@ def _claim_convnet(scale, seed, out_dir):
     base = _n_params(make_module("standard", 0))
     added = {v: _n_params(make_module(v, int(v == "+1 block"))) - base for v in variants}
 
-    fig, ax = new_figure(figsize=(5, 3.4))
-    for variant in variants:
-        x = max(added[variant], 1)
-        ax.errorbar(x, np.mean(ce[variant]), yerr=np.std(ce[variant]), fmt="o", capsize=3,
-                    color="tab:blue" if variant.startswith("rw") else "tab:gray")
-        ax.annotate(variant, (x, np.mean(ce[variant])), textcoords="offset points",
-                    xytext=(5, 5), fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("parameters added to the plain network (standard plotted at 1)")
-    ax.set_ylabel("test cross-entropy (mean, std over seeds)")
-    ax.set_title(f"digits 8x8 CNN, {cfg['n_blocks']} blocks of {cfg['width']} channels, "
-                 f"{cfg['epochs']} epochs", fontsize=9)
-    artifact = save_figure(fig, out_dir, "laurel_convnet")
+    artifact = _ce_plot(ce, added, f"digits 8x8 CNN, {cfg['n_blocks']} blocks of "
+                                   f"{cfg['width']} channels, {cfg['epochs']} epochs",
+                        out_dir, "laurel_convnet")
     return ClaimResult(
         observed={"ce": {_key(v): seed_summary(c) for v, c in ce.items()},
                   "accuracy": {_key(v): seed_summary(a) for v, a in accuracy.items()},
