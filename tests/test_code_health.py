@@ -9,7 +9,9 @@ PACKAGE = ROOT / "skpaper"
 
 #: Where gradients may be computed: the base training loop, and test-time
 #: optimisation (which adapts on the test stream, outside any training loop).
-BACKWARD_ALLOWED = {"skpaper/nn/_base.py", "skpaper/vision/_tokenizer_tto.py"}
+# the batched seed trainer is a second training loop by design (K seeds as one model)
+BACKWARD_ALLOWED = {"skpaper/nn/_base.py", "skpaper/nn/_batched.py",
+                    "skpaper/vision/_tokenizer_tto.py"}
 BACKWARD_ALLOWED_DIRS = ("skpaper/adaptation/",)
 
 
