@@ -1,22 +1,33 @@
 """Claims of Zhang & Zhang, "Tight and Fast Bounds for Multi-Label Learning" (ICML 2025).
 
-The paper is theoretical (no experiments, no code). Its one statement that data
-can test is that, for a smooth base loss, generalization does not degrade with
-the number of labels c: the asserted claim measures the observed test-train gap
-of models fitted to synthetic linear multi-label data as c grows, with a
-Lipschitz (hinge) base loss as the negative control. The other claims evaluate
-our bound calculator, :func:`skpaper.multilabel.generalization_bounds`, whose
-formulas are reconstructed, so they check the calculator's shapes, not the
-paper, and are reported. The set-up (n = 500, d = 50, unit-norm inputs,
-``alpha = 1e-3``, per-label constraint) is the one of the specification.
-"""
+The paper is theoretical (no experiments, no code). The asserted claims test
+properties of the bounds themselves, as computed by our calculator
+:func:`skpaper.multilabel.generalization_bounds` on models fitted to
+synthetic linear multi-label data (a known distribution, so the risk can be
+estimated on held-out draws):
 
-from functools import lru_cache
+- ``bound-validity-held-out``: the smooth bound B3 stays above the held-out
+  surrogate risk (control: the bound without its complexity term);
+- ``label-count-dependence``: the smooth bound's growth in the number of
+  labels c is at most logarithmic, where the Lipschitz bound B1 grows
+  polynomially on the same fits (its growth is the control);
+- ``non-vacuous-regime``: at a sample size fixed on a calibration setting, the
+  smooth local bound B4 is below the risk of the best constant predictor
+  (control: B1 at the same n).
+
+The bound forms are reconstructed (the theorem statements and constants could
+not be obtained), so these claims test our reading of the paper's bounds. The
+formula-shape checks and the observed test-train gap (which no bound says
+must grow with c for one fitted model) are reported. The set-up (d = 50,
+unit-norm inputs, ``alpha = 1e-3``, per-label constraint) is the one of the
+specification.
+"""
 
 import numpy as np
 
+from ._comparison import ArmRun, EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
 from ._stats import claim_seeds, paired_difference
 
 SLUG = "multilabel-smooth-bounds"
@@ -40,7 +51,7 @@ _NOISE_SWEEP = {
 _GAP_SWEEP = {
     # (n_train, n_test, label counts, seeds)
     "smoke": (200, 1000, (4, 16), 2),
-    "quick": (500, 3000, (4, 16, 64, 128), 3),
+    "quick": (500, 3000, (4, 16, 64), 2),
     "full": (500, 20000, (4, 16, 64, 256), 10),
 }
 #: Largest growth of the mean test-train gap from the smallest to the largest c
@@ -56,7 +67,7 @@ def _fit_point(config):
     return dict(_fit_point_cached(tuple(sorted(config.items()))))
 
 
-@lru_cache(maxsize=512)
+@shared_cache(maxsize=512)
 def _fit_point_cached(items):
     config = dict(items)
     from ..datasets import make_linear_multilabel
@@ -324,21 +335,21 @@ def _claim_low_noise(scale, seed, out_dir):
 
 @register_claim(
     SLUG, "gap-flat-in-label-count",
-    "With the smooth logistic base loss, the observed test-train gap of the ranking "
-    "surrogate does not grow as the number of labels c goes from 4 to 128 (256 at full "
-    "scale; n = 500).",
+    "With the smooth logistic base loss and with the hinge loss, the observed test-train "
+    "gap of the ranking surrogate as the number of labels c grows (n = 500): shown, not "
+    "asserted.",
     paper_statement=(
         "Abstract: for smooth base losses the generalization bounds have no dependence on "
-        "the number of labels c up to logarithms, where Lipschitz bounds grow with c (the "
-        "paper is theoretical; this is our check of what the bounds imply)."
+        "the number of labels c up to logarithms, where Lipschitz bounds grow with c. The "
+        "bounds are worst cases over a class: no bound says the observed gap of one fitted "
+        "model must grow with c, so this gap cannot test the paper."
     ),
     check=(
-        "paired over 3 seeds (the data of seed k shared by both losses): one-sided 95% "
-        "upper t bound of mean[gap(c=128) - gap(c=4)] < 0.02 (ours; c=256 at full scale), "
-        "gap = test minus "
-        "training ranking surrogate risk, logistic loss"
+        "reported: paired over seeds (the data of seed k shared by both losses), "
+        "gap(c_max) - gap(c_min) with one-sided 95% upper t bounds, for the logistic and "
+        "the hinge base loss; gap = test minus training ranking surrogate risk"
     ),
-    control="Lipschitz (hinge) base loss instead of the smooth one, same check",
+    reported=True,
 )
 def _claim_gap(scale, seed, out_dir):
     from ..utils import parallel_map
@@ -387,12 +398,11 @@ def _claim_gap(scale, seed, out_dir):
     arm = {"parameters": None, "train_steps": None, "train_examples": n_train}
     return ClaimResult(
         observed={"c": list(label_counts), "mean_gap": gaps, "empirical_risk": risks,
-                  "Lambda": lambdas, "B1_excess_rate": b1,
-                  "logistic_growth": growth["logistic"].to_dict()},
-        expected={"gap_growth_upper_bound": f"< {_GAP_MARGIN}"},
-        passed=bool(growth["logistic"].passed),
-        control=ControlResult(observed={"hinge_growth": growth["hinge"].to_dict()},
-                              passed=bool(growth["hinge"].passed)),
+                  "Lambda": lambdas, "B1_excess_rate": b1, "seeds": seeds,
+                  "logistic_growth": growth["logistic"].to_dict(),
+                  "hinge_growth": growth["hinge"].to_dict()},
+        expected={},
+        passed=None,
         arms={f"{loss} ({c} labels)": {**arm, "parameters": _N_FEATURES * c}
               for loss in losses for c in label_counts},
         artifacts=[artifact],
@@ -400,9 +410,9 @@ def _claim_gap(scale, seed, out_dir):
             "Each seed draws one data set per c; both base losses are fitted to the same "
             "data with the same alpha and solver. A Lipschitz bound growing with c says the "
             "worst case over the class may grow, not that the observed gap of one fitted "
-            "model must: if the hinge gap is flat too, the check cannot tell the smooth "
-            "loss from the Lipschitz one here and the claim is uninformative. The subset "
-            "surrogate is left out for run time."
+            "model must; the hinge gap does not grow either, so the gap cannot tell the "
+            "smooth loss from the Lipschitz one (label-count-dependence tests the bounds "
+            "instead). The subset surrogate is left out for run time."
             + (" Smoke: c in {4, 16} at n = 200 only." if scale == "smoke" else "")
         ),
     )
@@ -465,3 +475,241 @@ def _claim_sample_size(scale, seed, out_dir):
                "moves with n, so the bound does not fall exactly like 1/sqrt(n). The theorem "
                "constants (K = 1e5 and the log factors) are reconstructed, not the paper's."),
     )
+
+
+# ---------------------------------------------------------------- asserted: the bounds
+
+_VALIDITY = {
+    # (n_train, n_test, n_labels, label noise, looks in seeds)
+    "smoke": (300, 2000, 8, 0.1, (2,)),
+    "quick": (1000, 20000, 16, 0.1, (4, 8)),
+    "full": (1000, 50000, 16, 0.1, (8, 16, 32)),
+}
+_DELTA = 0.05
+_VALIDITY_EOI = EffectOfInterest(
+    0.01, "ours",
+    "a slack of one point of the logistic ranking surrogate risk (the trivial risk is "
+    "ln 2 = 0.693): a bound this close to the risk still holds; smaller would be a tie")
+
+
+def _ranking_point(s, n_train, n_test, c, noise):
+    """The fit (cached) of the logistic ranking surrogate on seed ``s``'s data."""
+    return _fit_point({"objective": "ranking", "n_labels": c, "noise": noise,
+                       "n_train": n_train, "n_test": n_test, "seed": s, "loss": "logistic"})
+
+
+def _validity_point(scale, s):
+    return _ranking_point(s, *_VALIDITY[scale][:4])
+
+
+@register_claim(
+    SLUG, "bound-validity-held-out",
+    "On held-out draws from the data distribution, the smooth bound B3 of a fitted model "
+    "stays above its test surrogate risk (ranking surrogate, logistic loss, c = 16, "
+    "n = 1000, label noise 0.1).",
+    paper_statement=(
+        "Main theorems: with probability 1 - delta over the sample, the risk of every "
+        "hypothesis of the class is below the empirical risk plus the complexity term (for "
+        "smooth losses an optimistic term in sqrt(empirical risk) and 1/n); constants could "
+        "not be obtained, so ours are 1 ('rate' constants)."
+    ),
+    check=(
+        "per seed (a fresh training sample and 20,000 held-out draws, looks 4, 8 at quick "
+        "scale): slack = B3 - held-out surrogate risk; the one-sided lower t bound of the "
+        "mean slack is > 0 (contradicted when its upper bound is below 0.01); the fraction "
+        "of seeds with slack >= 0 is reported against 1 - delta = 0.95"
+    ),
+    control="the complexity term removed (the empirical risk as the 'bound'): the same "
+            "slack must be decisively below the effect of interest",
+    effect_of_interest=_VALIDITY_EOI,
+)
+def _claim_validity(scale, seed, out_dir):
+    n_train, n_test, c, noise, looks = _VALIDITY[scale]
+
+    def test_risk(p):
+        return p["empirical_risk"] + p["surrogate_gap"]
+
+    arms = {
+        "B3 slack": lambda s: ArmRun(
+            _validity_point(scale, s)["B3_value"] - test_risk(_validity_point(scale, s)),
+            parameters=_N_FEATURES * c, train_examples=n_train),
+        "B3 slack, theorem constants": lambda s: (
+            _validity_point(scale, s)["B3_theorem_value"] - test_risk(_validity_point(scale, s))),
+        "empirical risk slack": lambda s: (
+            _validity_point(scale, s)["empirical_risk"] - test_risk(_validity_point(scale, s))),
+    }
+    cmp = run_comparison(arms, method="B3 slack", baseline=None,
+                         control_method="empirical risk slack", seed=seed, looks=looks,
+                         key=(c, int(noise * 100)), effect_of_interest=_VALIDITY_EOI,
+                         metric="bound - held-out surrogate risk")
+    points = [_validity_point(scale, s) for s in cmp.seeds]
+    slack = np.asarray(cmp.values["B3 slack"])
+
+    fig, ax = new_figure(figsize=(5.5, 3.6))
+    x = np.arange(len(points))
+    ax.plot(x, [p["B3_value"] for p in points], "^-", label="B3 (rate constants)")
+    ax.plot(x, [test_risk(p) for p in points], "k*--", label="held-out surrogate risk")
+    ax.plot(x, [p["empirical_risk"] for p in points], "o:", label="empirical risk")
+    ax.plot(x, [p["trivial_risk"] for p in points], "k-", lw=0.6, label="trivial risk")
+    ax.set_xlabel("seed (fresh sample)")
+    ax.set_ylabel("ranking surrogate risk (logistic)")
+    ax.set_title(f"c = {c}, n = {n_train}, {n_test} held-out draws")
+    ax.legend(fontsize=7)
+    artifact = save_figure(fig, out_dir, "bound_validity")
+    return cmp.claim_result(
+        observed={"fraction_valid": float(np.mean(slack >= 0)), "one_minus_delta": 1 - _DELTA,
+                  "B3": [p["B3_value"] for p in points],
+                  "held_out_risk": [test_risk(p) for p in points],
+                  "empirical_risk": [p["empirical_risk"] for p in points]},
+        artifacts=[artifact],
+        notes="B3 uses constants='rate' (absolute constants 1, logs dropped) with Lambda "
+              "read from the fitted model; the held-out risk is the surrogate risk on fresh "
+              "draws of the same distribution (its Monte Carlo error is small at 20,000 "
+              "draws). With theorem constants the bound is orders of magnitude larger and "
+              "holds trivially (reported as an arm).")
+
+
+_DEPENDENCE = {
+    # (n_train, n_test, (c_min, c_max), looks in seeds)
+    "smoke": (200, 1000, (4, 16), (2,)),
+    "quick": (500, 3000, (4, 64), (3, 6)),
+    "full": (500, 20000, (4, 256), (5, 10, 20)),
+}
+_EXPONENT_MARGIN = 0.25
+_DEPENDENCE_EOI = EffectOfInterest(
+    _EXPONENT_MARGIN, "ours",
+    "an exponent of c of 0.25, half of the sqrt(c) growth of a vector-contraction "
+    "Lipschitz bound: a bound growing like log(nc) has exponent about 0.1 over this "
+    "range; equivalence margin")
+
+
+def _exponent(p_min, p_max, field, c_pair):
+    return float(np.log(p_max[field] / p_min[field]) / np.log(c_pair[1] / c_pair[0]))
+
+
+@register_claim(
+    SLUG, "label-count-dependence",
+    "On models fitted with c = 4 and c = 64 labels (n = 500), the smooth bound B3 grows in "
+    "c at most logarithmically (exponent of c below 0.25), where the Lipschitz bound B1 on "
+    "the same fits grows polynomially.",
+    paper_statement=(
+        "Abstract: for smooth base losses the bounds have no dependence on the number of "
+        "labels c up to logarithms, where Lipschitz vector-contraction bounds grow with c."
+    ),
+    check=(
+        "per seed (the data of seed k shared by both bounds; looks 3, 6 at quick scale): "
+        "exponent b = log(B3(c_max) / B3(c_min)) / log(c_max / c_min) of the bound's value "
+        "with theorem constants (log factors kept), Lambda and empirical risk of each fitted "
+        "model; the upper t bound of the mean exponent is below 0.25 (contradicted when the "
+        "lower bound is above 0.25)"
+    ),
+    control="the Lipschitz bound B1 on the same fits: its exponent must be decisively "
+            "above 0.25",
+    effect_of_interest=_DEPENDENCE_EOI,
+)
+def _claim_dependence(scale, seed, out_dir):
+    n_train, n_test, c_pair, looks = _DEPENDENCE[scale]
+
+    def exponent(field):
+        def arm(s):
+            low, high = (_ranking_point(s, n_train, n_test, c, 0.0) for c in c_pair)
+            return _exponent(low, high, field, c_pair)
+        return arm
+
+    arms = {"B3 exponent": exponent("B3_theorem_value"),
+            "B1 exponent": exponent("B1_theorem_value"),
+            "B3 exponent, rate constants": exponent("B3_value"),
+            "B4 exponent, theorem constants": exponent("B4_theorem_value")}
+    cmp = run_comparison(arms, method="B3 exponent", baseline=None,
+                         control_method="B1 exponent", seed=seed, looks=looks,
+                         effect_of_interest=_DEPENDENCE_EOI, alternative="less",
+                         margin=_EXPONENT_MARGIN, metric="exponent of c")
+    means = {name: float(np.mean(v)) for name, v in cmp.values.items()}
+    fig, ax = new_figure(figsize=(5.5, 3.6))
+    ax.bar(range(len(means)), list(means.values()),
+           yerr=[float(np.std(v)) for v in cmp.values.values()])
+    ax.axhline(_EXPONENT_MARGIN, color="tab:red", ls=":", label="margin 0.25")
+    ax.axhline(0.5, color="k", lw=0.6, ls="--", label="sqrt(c)")
+    ax.set_xticks(range(len(means)), list(means), rotation=15, fontsize=7)
+    ax.set_ylabel(f"exponent of c ({c_pair[0]} -> {c_pair[1]})")
+    ax.legend(fontsize=7)
+    artifact = save_figure(fig, out_dir, "bound_exponent_in_c")
+    return cmp.claim_result(
+        observed={"c": list(c_pair), "n_train": n_train},
+        artifacts=[artifact],
+        notes="The exponents are of the bounds' values on each fitted model (Lambda read "
+              "from the model, empirical risk included), so they are not pure formula "
+              "shapes: a model whose norm or training risk grows with c moves both bounds. "
+              "The fits are those of the reported gap and shape claims (shared).")
+
+
+_NON_VACUOUS = {
+    # (n_train, n_test, n_labels, label noise, looks in seeds)
+    "smoke": (1000, 1000, 16, 0.1, (2,)),
+    "quick": (4000, 2000, 16, 0.1, (3, 6)),
+    "full": (4000, 2000, 16, 0.1, (5, 10, 20)),
+}
+#: The sample size was fixed on a calibration setting that no claim uses: c = 8, label
+#: noise 0.1, seed 12345, n in {1000, 2000, 4000, 8000}; B4 (rate constants) first fell
+#: below the trivial risk at n = 4000 there.
+_NON_VACUOUS_EOI = EffectOfInterest(
+    0.01, "ours",
+    "one point of the logistic ranking surrogate risk below the trivial risk ln 2: a bound "
+    "that says something; the sample size n = 4000 comes from the calibration setting "
+    "c = 8, seed 12345")
+
+
+@register_claim(
+    SLUG, "non-vacuous-regime",
+    "At n = 4000 (c = 16, label noise 0.1, ranking surrogate), the smooth local bound B4 "
+    "is below the risk of the best constant predictor, where the Lipschitz bound B1 is "
+    "vacuous.",
+    paper_statement=(
+        "Abstract: local Rademacher versions of the smooth bounds give faster rates in n; "
+        "the paper gives no sample size at which they are informative (its constants are "
+        "unspecified; ours are 1, 'rate' constants)."
+    ),
+    check=(
+        "per seed at n = 4000 (looks 3, 6 at quick scale): trivial risk - B4; the lower t "
+        "bound of the mean is > 0 (contradicted when its upper bound is below 0.01)"
+    ),
+    control="the Lipschitz bound B1 at the same n on the same fits: trivial risk - B1 "
+            "must be decisively below the effect of interest",
+    effect_of_interest=_NON_VACUOUS_EOI,
+)
+def _claim_non_vacuous(scale, seed, out_dir):
+    n_train, n_test, c, noise, looks = _NON_VACUOUS[scale]
+
+    def point(s):
+        return _ranking_point(s, n_train, n_test, c, noise)
+
+    arms = {name: (lambda field: lambda s: point(s)["trivial_risk"] - point(s)[field])(field)
+            for name, field in (("trivial - B4", "B4_value"), ("trivial - B1", "B1_value"),
+                                ("trivial - B3", "B3_value"))}
+    cmp = run_comparison(arms, method="trivial - B4", baseline=None,
+                         control_method="trivial - B1", seed=seed, looks=looks,
+                         key=(n_train, c), effect_of_interest=_NON_VACUOUS_EOI,
+                         metric="trivial risk - bound")
+    points = [point(s) for s in cmp.seeds]
+    fig, ax = new_figure(figsize=(5.5, 3.6))
+    for field, style in (("B4_value", "v-"), ("B3_value", "^-")):
+        ax.plot(range(len(points)), [p[field] for p in points], style, label=field[:2])
+    ax.plot(range(len(points)), [p["trivial_risk"] for p in points], "k--",
+            label="trivial risk")
+    ax.plot(range(len(points)), [p["empirical_risk"] + p["surrogate_gap"] for p in points],
+            "k*:", label="held-out risk")
+    ax.set_xlabel("seed")
+    ax.set_ylabel("ranking surrogate risk (logistic)")
+    ax.set_title(f"n = {n_train}, c = {c}, label noise {noise:g} (B1 about "
+                 f"{np.mean([p['B1_value'] for p in points]):.1f}, off the axis)")
+    ax.legend(fontsize=7)
+    artifact = save_figure(fig, out_dir, "non_vacuous_regime")
+    return cmp.claim_result(
+        observed={"n_train": n_train, "B4": [p["B4_value"] for p in points],
+                  "B1": [p["B1_value"] for p in points],
+                  "trivial_risk": [p["trivial_risk"] for p in points]},
+        artifacts=[artifact],
+        notes="Rate constants (absolute constants 1, logs dropped; the theorem constants "
+              "are reconstructed and far larger, see informative-sample-size); a realistic "
+              "data set cannot be loaded offline, so the problem is the synthetic linear "
+              "one of the other claims.")
