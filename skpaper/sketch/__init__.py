@@ -7,11 +7,12 @@ holds the adaptive attack that breaks the standard estimator.
 """
 
 from . import attacks, checks
-from ._bottomk import BottomKSketch, merge_sketches
+from ._bottomk import DEFAULT_SEED, BottomKSketch, merge_sketches
 from ._distributed import sketch_dask_bag
 from ._robust import RobustCardinalitySketch, deactivation_budget
 
 __all__ = [
+    "DEFAULT_SEED",
     "BottomKSketch",
     "RobustCardinalitySketch",
     "attacks",

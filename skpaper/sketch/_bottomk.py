@@ -13,7 +13,10 @@ from ._keys import (
     TEXT_HASH_VERSION, as_key_array, check_seed, mix_seed, mixed_type_error, text_list,
 )
 
-__all__ = ["BottomKSketch", "merge_sketches"]
+__all__ = ["DEFAULT_SEED", "BottomKSketch", "merge_sketches"]
+
+#: Hash seed of ``BottomKSketch(seed=None)``: fixed, so default sketches merge.
+DEFAULT_SEED = 0x5EED
 
 _MAGIC = b"SKBK"
 # Version 2 appended a CRC-32 of everything before it (version 1 had none);
@@ -55,8 +58,13 @@ class BottomKSketch(SketchState):
         Number of hashes kept, in ``[2, 2**24]``. The relative standard error of
         :meth:`estimate` is about ``1 / sqrt(k - 2)``.
     seed : int or None, default=None
-        Hash seed in ``[0, 2**64)``. ``None`` draws a fresh random seed at
-        construction. Only sketches with equal ``k`` and ``seed`` merge.
+        Hash seed in ``[0, 2**64)``. ``None`` is the fixed default seed
+        :data:`DEFAULT_SEED` (``0x5EED``), so two sketches built with the
+        defaults merge. Only sketches with equal ``k`` and ``seed`` merge. Pick
+        your own (random, secret) seed when someone who sees the sketch or its
+        estimates may choose the keys: a known seed lets them find keys with
+        low hashes (see :class:`RobustCardinalitySketch`, which keeps its
+        hash secret).
 
     Attributes
     ----------
@@ -133,7 +141,7 @@ class BottomKSketch(SketchState):
     def __init__(self, k=256, seed=None):
         self._k = check_k(k)
         if seed is None:
-            seed = int(np.random.default_rng().integers(0, 2**64, dtype=np.uint64))
+            seed = DEFAULT_SEED
         self._seed = check_seed(seed)
         self._mixed = mix_seed(self._seed)
         self._hashes = np.zeros(self._k, dtype=np.uint64)

@@ -33,8 +33,8 @@ def sketch_dask_bag(bag, k=256, seed=None, *, split_every=8):
     k : int, default=256
         Sketch size.
     seed : int or None, default=None
-        Hash seed shared by all partitions; ``None`` draws one now, so the
-        partial sketches still merge.
+        Hash seed shared by all partitions; ``None`` is the default seed of
+        :class:`BottomKSketch`, so the result also merges with default sketches.
     split_every : int, default=8
         Fan-in of the tree reduction.
 

@@ -142,10 +142,21 @@ def test_bottomk_small_seeds_give_independent_estimates():
     assert abs(np.sqrt(np.mean((ratios - 1) ** 2)) * np.sqrt(62) - 1) < 0.2
 
 
-def test_bottomk_seed_none_draws_distinct_seeds():
-    assert BottomKSketch(k=8).seed != BottomKSketch(k=8).seed
+def test_bottomk_seed_none_is_the_fixed_default_so_default_sketches_merge():
+    from skpaper.sketch._bottomk import DEFAULT_SEED
+
+    a, b = BottomKSketch(k=8), BottomKSketch(k=8)
+    assert a.seed == b.seed == DEFAULT_SEED == 0x5EED
+    a.update(np.arange(5)).merge(b.update(np.arange(3, 7)))
+    assert a.estimate() == 7.0
+    assert a == BottomKSketch(k=8, seed=DEFAULT_SEED).update(np.arange(7))
     sketch = BottomKSketch(k=8)
     assert BottomKSketch(**sketch.get_params()).seed == sketch.seed
+    # The robust estimator still draws a secret seed of its own.
+    from skpaper.sketch import RobustCardinalitySketch
+
+    seeds = {RobustCardinalitySketch(k=8, mode="standard").fit()._secret_seed for _ in range(3)}
+    assert len(seeds) == 3
 
 
 @pytest.mark.parametrize(
