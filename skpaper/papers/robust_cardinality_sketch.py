@@ -1,10 +1,23 @@
-"""Claims of Cohen, Singhal & Stemmer (ICML 2025): robust cardinality sketches."""
+"""Claims of Cohen, Singhal & Stemmer (ICML 2025): robust cardinality sketches.
+
+The asserting claims are decided on paired seeds (one secret hash and attack
+per seed, shared by the modes) with :func:`~skpaper.papers.decide_claim`:
+the robust estimator's deviation is an equivalence check against the 25%
+band (reproduced when its upper bound is below 0.25, contradicted when its
+lower bound is above), with the basic robust estimator (no deactivation) as
+the control. The default ``key_epsilon`` of
+:class:`~skpaper.sketch.RobustCardinalitySketch` was set by simulation at
+``k = 256`` on 10,000 keys (1,024 random half-queries, a 2,048-query
+attack), so the quick and full settings here are held out from it: ``k =
+128`` with ``epsilon = 0.4`` (the same ``k * epsilon``) on 5,000 keys.
+"""
 
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._comparison import EffectOfInterest, decide_claim
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._registry import ClaimResult, register_claim, register_paper
 from ._stats import claim_seeds, mean_interval, seed_summary
 
 SLUG = "robust-cardinality-sketch"
@@ -16,6 +29,15 @@ register_paper(
 
 _MODES = ("standard", "basic", "tracking")
 _TOLERANCE = 0.25
+_BAND_EOI = EffectOfInterest(
+    _TOLERANCE, "ours",
+    "a relative error of 25% on A_in and A_out: the band within which an answer still "
+    "reads as the set's size; equivalence margin of the robust modes' deviation")
+_BROKEN_FACTOR = 3.0
+_BROKEN_EOI = EffectOfInterest(
+    _BROKEN_FACTOR, "ours",
+    "an overestimate of A_in by 3x: an answer no longer usable; the attack's own check that "
+    "it breaks the standard estimator")
 # Secret hashes (and attack draws) per pass/fail claim: each verdict is a
 # one-sided bound over them, never one attack.
 _N_SEEDS = {"smoke": 2, "quick": 5, "full": 5}
@@ -25,11 +47,11 @@ _N_SEEDS = {"smoke": 2, "quick": 5, "full": 5}
 # a budget far below the smoke attack's per-key participation.
 _ATTACK = {
     "smoke": {"n": 2000, "k": 64, "epsilon": 0.4, "n_queries": 512,
-              "grid": [64, 512]},
-    "quick": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 2048,
-              "grid": [128, 256, 512, 1024, 2048, 4096]},
-    "full": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 8192,
-             "grid": [128, 256, 512, 1024, 2048, 4096, 8192, 16384]},
+              "grid": [64, 256]},
+    "quick": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 1024,
+              "grid": [64, 128, 256, 512, 1024, 2048]},
+    "full": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 4096,
+             "grid": [64, 128, 256, 512, 1024, 2048, 4096, 8192]},
 }
 
 
@@ -61,13 +83,29 @@ def _robust_bound(runs):
     return mean_interval([_deviation(r) for r in runs], alternative="less", margin=_TOLERANCE)
 
 
-def _check(std_runs, robust_runs):
-    # The claim's check: the standard estimator breaks (lower bound of its mean
-    # A_in ratio above 3) and the robust one stays within its band (upper bound
-    # of its mean deviation below 25%). The deactivated set stays below 4k by
-    # construction (max_deactivated, the library default), so it is reported only.
-    broken = mean_interval([r.ratio_in for r in std_runs], alternative="greater", margin=3.0)
-    return bool(broken.passed and _robust_bound(robust_runs).passed), broken
+def _band_comparison(robust_runs, control_runs, seeds):
+    """The robust mode's deviation within the band, the basic mode as control."""
+    return decide_claim([_deviation(r) for r in robust_runs],
+                        control_method=[_deviation(r) for r in control_runs],
+                        effect_of_interest=_BAND_EOI, alternative="less", margin=_TOLERANCE,
+                        seeds=seeds, metric="max(|ratio_in - 1|, |ratio_out - 1|)")
+
+
+def _with_standard_broken(result, broken):
+    """Both halves must hold: the standard estimator broken and the robust one in band."""
+    verdicts = (result.verdict, broken.verdict)
+    result.verdict = ("contradicted" if "contradicted" in verdicts else
+                      "pass" if verdicts == ("pass", "pass") else "undecided")
+    result.passed = result.verdict == "pass"
+    result.observed["standard_broken_check"] = broken.to_dict()
+    return result
+
+
+def _broken(std_runs):
+    from ._stats import decide
+
+    return decide([r.ratio_in for r in std_runs], effect_of_interest=_BROKEN_FACTOR,
+                  alternative="greater", margin=_BROKEN_FACTOR)
 
 
 def _plot_ratio_bars(ax, runs):
@@ -99,9 +137,11 @@ def _plot_ratio_bars(ax, runs):
     check="over paired seeds (one secret hash and attack draw per seed, shared by the "
           "modes): the one-sided 95% lower bound of the standard mean ratio_in above 3, and "
           "the upper bound of the tracking mean max(|ratio_in - 1|, |ratio_out - 1|) below "
-          "0.25; the deactivated count, the rehashes and tracking without rehashing are "
-          "reported",
+          "0.25 (contradicted when the tracking lower bound is above 0.25 or the standard "
+          "upper bound below 3); the deactivated count, the rehashes and tracking without "
+          "rehashing are reported",
     control="tracking ledger off (the basic robust estimator, no deactivation)",
+    effect_of_interest=_BAND_EOI,
 )
 def _claim_attack(scale, seed, out_dir):
     cfg = _ATTACK[scale]
@@ -123,12 +163,10 @@ def _claim_attack(scale, seed, out_dir):
                  f"{len(seeds)} seeds")
     artifact = save_figure(fig, out_dir, "attack_ratios")
 
-    passed, broken = _check(runs["standard"], runs["tracking"])
-    control_passed, _ = _check(runs["standard"], runs["basic"])
-    # The verdict's figures first (the report shows the leading scalars).
+    broken = _broken(runs["standard"])
+    cmp = _band_comparison(runs["tracking"], runs["basic"], seeds)
     observed = {
-        "standard_ratio_in_lower_bound": broken.bound,
-        "tracking_deviation_upper_bound": _robust_bound(runs["tracking"]).bound,
+        "standard_ratio_in_lower_bound": broken.lower,
         "tracking_no_rehash_deviation_upper_bound": _robust_bound(no_rehash).bound,
         "chance_recovery": chance,
     }
@@ -144,31 +182,26 @@ def _claim_attack(scale, seed, out_dir):
         "tracking_no_rehash_ratio_out": seed_summary([r.ratio_out for r in no_rehash]),
         "tracking_no_rehash_deactivated": [int(r.n_deactivated) for r in no_rehash],
         "participation_per_key": float(runs["standard"][0].participation),
-        "seeds": seeds,
         **{k: v for k, v in cfg.items() if k != "grid"},
     })
-    return ClaimResult(
+    result = cmp.claim_result(
         observed=observed,
-        expected={"standard_ratio_in_lower_bound_min": 3.0,
-                  "tracking_deviation_upper_bound_max": _TOLERANCE},
-        passed=passed,
-        control=ControlResult(
-            observed={"basic_ratio_in": seed_summary([r.ratio_in for r in runs["basic"]]),
-                      "basic_ratio_out": seed_summary([r.ratio_out for r in runs["basic"]]),
-                      "basic_deviation_upper_bound": _robust_bound(runs["basic"]).bound},
-            passed=control_passed),
         artifacts=[artifact],
         notes=(
-            "Robust mechanism constants are reconstructed (threshold grid, AboveThreshold "
+            "The check's figures are the tracking deviations (method) and the basic ones "
+            "(control) per seed; standard_broken_check is the other half. Robust mechanism "
+            "constants are reconstructed (threshold grid, AboveThreshold "
             "with monotone-query noise); the deactivation budget comes from the per-key "
             "zCDP accounting with the library's default key_epsilon (ours, set by "
-            "simulation). Deactivation is monotone in the hash (ours), so deactivated keys "
+            "simulation at k = 256, a setting this claim does not use). Deactivation is "
+            "monotone in the hash (ours), so deactivated keys "
             "are counted exactly without biasing the active ones. The rehash at 4k "
             "deactivated keys is ours: without it the set grows as Q k / B (reported as "
             "tracking_no_rehash_deactivated). Smoke uses a small k, where the robust "
             "modes are noisy."
         ),
     )
+    return _with_standard_broken(result, broken)
 
 
 @register_claim(
@@ -261,16 +294,17 @@ def _claim_rse(scale, seed, out_dir):
 @register_claim(
     SLUG,
     "error-vs-adaptive-queries",
-    "As the number of attack queries grows, the standard estimator breaks first, the "
-    "basic robust estimator later, and the tracking estimator survives the longest "
-    "(at least 4x the queries the standard one survives).",
+    "Under 4k attack queries (four times the k queries after which the standard estimator "
+    "breaks) the tracking estimator stays within 25% on A_in and A_out; the survival of "
+    "each mode along the attack sizes is shown.",
     paper_statement="The robust estimators survive far more adaptive queries than the "
                     "standard one, tracking the most (simulations; 'up to 100x').",
-    check="survival = the largest attack size up to which, at every grid size, the "
-          "one-sided 95% upper bound of the mean max(|ratio_in - 1|, |ratio_out - 1|) over "
-          "paired seeds is below 0.25: tracking >= 4x standard and tracking >= basic >= "
-          "standard",
+    check="at the grid size 4k, over paired seeds: the one-sided 95% upper bound of the "
+          "tracking mean max(|ratio_in - 1|, |ratio_out - 1|) below 0.25 (contradicted when "
+          "its lower bound is above 0.25); survival (the largest size up to which every "
+          "grid size passes) of each mode is reported",
     control="tracking ledger off (basic robust estimator in place of tracking)",
+    effect_of_interest=_BAND_EOI,
 )
 def _claim_curve(scale, seed, out_dir):
     cfg = _ATTACK[scale]
@@ -323,17 +357,10 @@ def _claim_curve(scale, seed, out_dir):
                    for m in _MODES},
                 "deactivated_tracking": [round(r.n_deactivated, 1) for r in curves["tracking"]],
                 "rehashes_tracking": [round(r.n_rehashes, 2) for r in curves["tracking"]]}
-    passed = bool(surv["tracking"] >= 4 * max(surv["standard"], 1)
-                  and surv["tracking"] >= surv["basic"] >= surv["standard"])
-    control_passed = bool(surv["basic"] >= 4 * max(surv["standard"], 1))
-    return ClaimResult(
-        observed=observed,
-        expected={"survival_ratio_tracking_vs_standard_min": 4,
-                  "order": "tracking >= basic >= standard",
-                  "survival": f"largest grid size with A_in and A_out within {_TOLERANCE:.0%}"},
-        passed=passed,
-        control=ControlResult(observed={"survived_basic": surv["basic"]},
-                              passed=control_passed),
+    at = grid.index(4 * cfg["k"])
+    cmp = _band_comparison(runs["tracking"][at], runs["basic"][at], seeds[grid[at]])
+    return cmp.claim_result(
+        observed={**observed, "decided_at_attack_queries": grid[at]},
         artifacts=[artifact],
         notes=(
             "Each grid point is a set of independent attacks (one per seed) on freshly "
@@ -347,15 +374,16 @@ def _claim_curve(scale, seed, out_dir):
             "only because rare noise-triggered stops at tiny thresholds returned answers "
             "thousands of times too large, which swamp the attack's standardised scores; the "
             "resumed search removes them, and the basic mode is then attackable from about "
-            "512 queries at k=256."
+            "512 queries at k=256. The decision is at 4k queries: the standard estimator "
+            "breaks after a number of queries linear in k (Ahmadian & Cohen, 2024)."
         ),
     )
 
 
 _PARETO = {
     "smoke": {"n": 2000, "k": 64, "epsilon": 0.4, "n_queries": 1024, "query_size": 200},
-    "quick": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 4096, "query_size": 1000},
-    "full": {"n": 10_000, "k": 256, "epsilon": 0.2, "n_queries": 16384, "query_size": 1000},
+    "quick": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 2048, "query_size": 500},
+    "full": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 8192, "query_size": 500},
 }
 
 
@@ -371,9 +399,11 @@ _PARETO = {
                     "simulations).",
     check="over paired seeds (one workload, secret hash and attack per seed, shared by the "
           "modes): the one-sided 95% upper bound of the tracking mean max(|ratio_in - 1|, "
-          "|ratio_out - 1|) after the attack on t Pareto-pattern queries below 0.25 (the "
-          "deactivated count and rehashes are reported)",
+          "|ratio_out - 1|) after the attack on t Pareto-pattern queries below 0.25, "
+          "contradicted when its lower bound is above 0.25 (the deactivated count and "
+          "rehashes are reported)",
     control="tracking ledger off (the basic robust estimator, no deactivation)",
+    effect_of_interest=_BAND_EOI,
 )
 def _claim_pareto(scale, seed, out_dir):
     from ..datasets import make_participation_queries
@@ -407,24 +437,14 @@ def _claim_pareto(scale, seed, out_dir):
     ax[1].set_xlabel("queries per key (last seed)")
     ax[1].set_title(f"t={cfg['n_queries']}, r={int(participation.max())}")
     artifact = save_figure(fig, out_dir, "pareto_attack")
-    tracking, basic = _robust_bound(runs["tracking"]), _robust_bound(runs["basic"])
-    observed = {"tracking_deviation_upper_bound": tracking.bound,
-                "basic_deviation_upper_bound": basic.bound}
-    observed.update({
-        f"{m}_{f}": seed_summary([float(r[f]) for r in runs[m]]) for m in _MODES
-        for f in ("recovery", "ratio_in", "ratio_out", "n_deactivated", "n_rehashes")})
+    observed = {f"{m}_{f}": seed_summary([float(r[f]) for r in runs[m]]) for m in _MODES
+                for f in ("recovery", "ratio_in", "ratio_out", "n_deactivated", "n_rehashes")}
     observed.update({"max_participation_r": participation_max,
                      "median_participation": participation_median,
-                     "n_queries_t": cfg["n_queries"], "seeds": seeds, **cfg})
-    return ClaimResult(
+                     "n_queries_t": cfg["n_queries"], **cfg})
+    cmp = _band_comparison(runs["tracking"], runs["basic"], seeds)
+    return cmp.claim_result(
         observed=observed,
-        expected={"tracking_deviation_upper_bound_max": _TOLERANCE},
-        passed=tracking.passed,
-        control=ControlResult(
-            observed={"basic_ratio_in": seed_summary([r.ratio_in for r in runs["basic"]]),
-                      "basic_ratio_out": seed_summary([r.ratio_out for r in runs["basic"]]),
-                      "basic_deviation_upper_bound": basic.bound},
-            passed=basic.passed),
         artifacts=[artifact],
         notes=(
             "Queries sample keys without replacement with Pareto(1.5) weights "
