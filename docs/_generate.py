@@ -449,7 +449,8 @@ _CONTROL_WORDS = {
 }
 
 
-def _claim_section(claim, payload, slug, results_dir, docs_dir):
+def _claim_section(claim, payload, slug, results_dir, docs_dir, shown=()):
+    """One claim's section; figures in ``shown`` are already on the page (not repeated)."""
     lines = [f".. _claim-{slug}-{claim.claim_id}:", "", _title(claim.claim_id, "-")]
     statement = _field(claim, payload, "paper_statement")
     check = _field(claim, payload, "check") or claim.description
@@ -465,12 +466,17 @@ def _claim_section(claim, payload, slug, results_dir, docs_dir):
               f"**Verdict:** {STATUS_TEXT.get(status, _text_block(status))}", ""]
     eoi = _effect_of_interest(claim, payload)
     if eoi is not None:
-        value, source, reason, _ = eoi
+        value, source, reason, from_run = eoi
         lines += [f"**Effect of interest:** {_value(value)} (from "
                   f"{_rst_escape(str(source or 'the claim'))}"
-                  + (f": {_text_block(str(reason))}" if reason else "") + ")", ""]
+                  + (f": {_text_block(str(reason))}" if reason else "") + ")"
+                  + ("" if from_run or not payload else
+                     "; declared in the code since the committed result was written"), ""]
     figures = _figures(payload, slug, results_dir, docs_dir)
     for art, path in figures:
+        if path in shown:
+            lines += [f"Figure ``{art.replace('`', '')}``: at the top of the page.", ""]
+            continue
         lines += [f".. image:: {path}", f"   :alt: {claim.claim_id}: {art}",
                   "   :width: 90%", ""]
     lines += [f"**What is checked:** {_text_block(check)}", ""]
@@ -496,7 +502,7 @@ def _claim_section(claim, payload, slug, results_dir, docs_dir):
         word = _CONTROL_WORDS.get(outcome.get("verdict") or outcome.get("passed"),
                                   "no verdict")
         name = outcome.get("name") or control or "control"
-        lines += [f"**Control outcome:** ``{_rst_escape(name)}`` {word}.", ""]
+        lines += [f"**Control outcome:** ``{str(name).replace('`', '')}`` {word}.", ""]
     power = payload.get("power")
     if isinstance(power, dict) and power.get("n_seeds") is not None:
         lines += [f"**Power:** {power['n_seeds']} paired seeds, SD of the "
@@ -541,8 +547,10 @@ def _paper_page(paper, claims, results, results_dir, api, docs_dir):
         for claim, payload in zip(claims, payloads):
             statement = _field(claim, payload, "paper_statement") or claim.description
             eoi = _effect_of_interest(claim, payload)
+            reported = bool(getattr(claim, "reported", False) or (payload or {}).get("reported"))
             eoi_text = (f"{_value(eoi[0])} ({_rst_escape(str(eoi[1] or 'claim'))})"
-                        if eoi is not None else "none declared")
+                        if eoi is not None else
+                        "not needed (reported)" if reported else "none declared")
             lines += [f"   * - :ref:`{claim.claim_id} <claim-{slug}-{claim.claim_id}>`",
                       f"     - {_text_block(statement)}",
                       f"     - **{_rst_escape(claim_status(payload))}**",
@@ -553,6 +561,7 @@ def _paper_page(paper, claims, results, results_dir, api, docs_dir):
                   "``docs/results/``. Refresh with ``./run.sh docs-results``.", ""]
     lead = next(((c, f) for c, p in zip(claims, payloads)
                  for f in _figures(p, slug, results_dir, docs_dir)[:1]), None)
+    shown = {lead[1][1]} if lead is not None else set()
     if lead is not None:
         claim, (art, path) = lead
         lines += [f".. figure:: {path}", f"   :alt: {claim.claim_id}: {art}",
@@ -562,7 +571,7 @@ def _paper_page(paper, claims, results, results_dir, api, docs_dir):
     lines += ["See :doc:`/reproduce` for what each verdict means.", ""]
 
     for claim, payload in zip(claims, payloads):
-        lines += _claim_section(claim, payload, slug, results_dir, docs_dir)
+        lines += _claim_section(claim, payload, slug, results_dir, docs_dir, shown)
 
     doc = inspect.cleandoc((module.__doc__ if module else "") or "")
     if doc:
