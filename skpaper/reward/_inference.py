@@ -1,7 +1,6 @@
 """Means of differences, their standard errors and normal confidence intervals."""
 
 import numpy as np
-from scipy.stats import norm
 
 
 def paired_effect(differences):

@@ -2,15 +2,16 @@
 
 import inspect
 import numbers
+import warnings
 
 import numpy as np
+from scipy.stats import norm
 from sklearn.base import BaseEstimator
 from sklearn.utils import ClassifierTags
 from sklearn.utils.validation import check_array, check_consistent_length
 
-from ..utils import spawn_seeds
+from ..utils import normal_ci, spawn_seeds
 from ..utils._sklearn import Interval, _fit_context, validate_data
-from ..utils import normal_ci
 from ._inference import paired_effect, unpaired_effect
 
 #: Keys of ``se_`` and ``ci_``.
@@ -129,6 +130,15 @@ class RATE(BaseEstimator):
         Responses must be hashable (strings) or array rows to be cached.
     random_state : int, RandomState instance or None, default=None
         Seeds passed to a stochastic ``rewriter``.
+    idempotence_check : int, default=100
+        Number of units (drawn at random, all when fewer) whose rewrite of a
+        rewrite :meth:`fit` rewrites once more, ``x''' = Re(x'', 1 - W)``, to test
+        the assumption RATE rests on: a rewriter that changes only the
+        attribute gives ``x'''`` the reward of ``x'`` (same attribute, same
+        off-target changes). A mean drift ``R(x''') - R(x')`` that differs
+        from 0 (z test at level 0.01, or any nonzero drift when it does not
+        vary) raises a ``UserWarning`` with the measured drift. Costs one
+        rewriter call and one reward per checked unit; 0 turns the check off.
 
     Attributes
     ----------
@@ -169,8 +179,21 @@ class RATE(BaseEstimator):
     rewrites2_ : ndarray of shape (n_samples,) or (n_samples, n_features)
         The rewrites of rewrites ``x''`` (set by :meth:`fit` only).
     n_rewriter_calls_ : int
-        Number of responses sent to ``rewriter`` (at most ``2 * n_samples``;
-        fewer when the cache finds repeats). Set by :meth:`fit` only.
+        Number of responses sent to ``rewriter`` (at most ``2 * n_samples``
+        plus the units of the idempotence check; fewer when the cache finds
+        repeats). Set by :meth:`fit` only.
+    drift_ : float
+        Mean of ``R(x''') - R(x')`` over the units of the idempotence check
+        (see ``idempotence_check``); 0 for a rewriter that changes only the
+        attribute. Set by :meth:`fit` when the check runs.
+    drift_se_ : float
+        Its standard error.
+    drift_bias_ : float
+        ``mean(s_i (R(x'''_i) - R(x'_i))) / 2`` over the checked units: the bias
+        of ``ate_`` if every rewriter call adds the same off-target change
+        (``x''`` then carries one change more than ``x'``, ``x'''`` two).
+    drift_units_ : ndarray of int
+        The units of the idempotence check.
     flip_rate_ : float
         Fraction of rewrites that ``attribute_classifier`` labels with their
         target attribute ``1 - W``. Set by :meth:`fit` when a classifier is given.
@@ -211,8 +234,11 @@ class RATE(BaseEstimator):
     rewrite ("rewrite-error cancellation", the key assumption of [1]); an
     off-target change that keeps accumulating (a rewriter that shortens on
     every pass) biases ATT and ATU in opposite directions while roughly
-    cancelling in a balanced ATE. When ``W`` interacts with an off-target
-    attribute, RATE estimates the effect on the distribution of rewrites.
+    cancelling in a balanced ATE. :meth:`fit` tests this on a sample of units
+    (``idempotence_check``) and warns with the measured drift when the
+    rewriter changes more than the attribute on a second call. When ``W``
+    interacts with an off-target attribute, RATE estimates the effect on the
+    distribution of rewrites.
 
     The official code reports unpaired standard errors for ATT and ATU
     (``paired=False`` reproduces them); the paired ones are the standard errors
@@ -243,6 +269,7 @@ class RATE(BaseEstimator):
         "paired": ["boolean"],
         "cache": ["boolean"],
         "random_state": ["random_state"],
+        "idempotence_check": [Interval(numbers.Integral, 0, None, closed="left")],
     }
 
     def __init__(
@@ -255,6 +282,7 @@ class RATE(BaseEstimator):
         paired=True,
         cache=True,
         random_state=None,
+        idempotence_check=100,
     ):
         self.rewriter = rewriter
         self.reward_model = reward_model
@@ -263,6 +291,7 @@ class RATE(BaseEstimator):
         self.paired = paired
         self.cache = cache
         self.random_state = random_state
+        self.idempotence_check = idempotence_check
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, prompts=None):
@@ -341,7 +370,44 @@ class RATE(BaseEstimator):
         self.rewrites_ = rewrites
         self.rewrites2_ = rewrites2
         self._estimate(rewards, w == classes[1])
+        if self.idempotence_check:
+            self._check_idempotence(rewrites2, opposite, prompts, seeds, cache, rewards[:, 1],
+                                    w == classes[1])
         return self
+
+    def _check_idempotence(self, rewrites2, opposite, prompts, seeds, cache, r_rewrite,
+                           treated):
+        """Rewrite a sample of the rewrites of rewrites once more and compare rewards."""
+        if self.idempotence_check == 1:
+            raise ValueError("idempotence_check must be 0 (off) or at least 2 units (the "
+                             "drift needs a standard error), got 1.")
+        n = rewrites2.shape[0]
+        # Seeds of their own, so the estimates do not change with the check.
+        rng = np.random.default_rng(seeds)
+        units = np.sort(rng.choice(n, size=min(self.idempotence_check, n), replace=False))
+        third = self._rewrite(rewrites2[units], opposite[units],
+                              int(rng.integers(2**31 - 1)), cache)
+        scores = self._score(third, None if prompts is None else [prompts[i] for i in units],
+                             "rewrites of the idempotence check")
+        drift = scores - r_rewrite[units]
+        self.drift_, self.drift_se_ = paired_effect(drift)
+        self.drift_bias_ = float(np.mean(np.where(treated[units], 1.0, -1.0) * drift) / 2.0)
+        self.drift_units_ = units
+        scale = max(float(np.abs(r_rewrite).max(initial=0.0)), 1.0)
+        if self.drift_se_ > 0:
+            shifted = abs(self.drift_) > norm.ppf(0.995) * self.drift_se_
+        else:
+            shifted = abs(self.drift_) > 1e-12 * scale
+        if shifted:
+            warnings.warn(
+                f"RATE: the rewriter is not idempotent: rewriting the rewrites of rewrites "
+                f"once more (to the attribute of the rewrites) changes their reward by "
+                f"{self.drift_:+.3g} on average (se {self.drift_se_:.2g}, {len(units)} units), "
+                "where a rewriter that changes only the attribute leaves it unchanged. "
+                "Rewrite-error cancellation fails and ate_, att_ and atu_ are biased (by "
+                f"about {self.drift_bias_:+.3g} on ate_ if every call adds the same change; "
+                f"ate_ = {self.ate_:.3g}). See drift_; idempotence_check=0 skips this check.",
+                UserWarning, stacklevel=4)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_scores(self, r_orig, r_rewrite, r_rewrite2, w):

@@ -188,12 +188,14 @@ def test_rate_cache_rewrites_each_distinct_text_once():
     texts, w, _ = make_synthetic_reviews(20, random_state=4)
     texts, w = np.concatenate([texts, texts]), np.concatenate([w, w])
     counting = CountingRewriter()
-    rate = RATE(rewriter=counting, reward_model=synthetic_review_reward).fit(texts, w)
+    # Without the idempotence check's third rewrites: two passes only.
+    rate = RATE(rewriter=counting, reward_model=synthetic_review_reward,
+                idempotence_check=0).fit(texts, w)
     sent = [(text, target) for batch, target in counting.batches for text in batch]
     assert rate.n_rewriter_calls_ == len(sent) <= 40
     assert len(sent) == len(set(sent))
     uncached = RATE(rewriter=CountingRewriter(), reward_model=synthetic_review_reward,
-                    cache=False).fit(texts, w)
+                    cache=False, idempotence_check=0).fit(texts, w)
     assert uncached.n_rewriter_calls_ == 2 * len(texts)
     assert uncached.ate_ == pytest.approx(rate.ate_)
     # Batches carry one target label each.
@@ -225,7 +227,8 @@ def test_rate_passes_prompts_to_the_reward_model():
         return synthetic_review_reward(batch) + np.array([len(p) for p in prompts])
 
     rate = RATE(rewriter=LexiconRewriter(), reward_model=reward).fit(texts, w, prompts=prompts)
-    assert seen == [prompts] * 3
+    # Responses, rewrites, rewrites of rewrites, then the units of the idempotence check.
+    assert seen == [prompts] * 3 + [[prompts[i] for i in rate.drift_units_]]
     plain = _rate().fit(texts, w)
     assert rate.ate_ == pytest.approx(plain.ate_)
     with pytest.raises(ValueError, match="one entry per response"):
