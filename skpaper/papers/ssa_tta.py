@@ -13,10 +13,20 @@ calibration stream, the rest the evaluation stream. SSA's noise floor ``S``
 (and the mean step ``alpha * eta`` it produces) is measured once on the
 calibration stream and then held fixed, as the paper keeps its ``EPS`` fixed;
 nothing is calibrated on the evaluation stream. Every arm of a comparison
-runs on the same seeds (source model, split, corruption noise).
-"""
+runs on the same seeds (source model, split, corruption noise), added look by
+look (:func:`~skpaper.papers.run_comparison`).
 
-import functools
+What ``S`` is here, plainly: the authors' code fixes ``S`` (``EPS``); this
+project calibrates it as ``S = 0.05 * eta**2 * sigma_0**2`` from the first
+window of the held-out stream. Once the window is full, SSA's multiplier is
+``sqrt(S) / (eta * sigma_k)``, so with this calibration SSA is, by
+construction, a learning-rate cut of roughly 3-4x after its first window,
+modulated by how the gradient noise drifts from its first-window level. The
+claims therefore compare SSA with the base method at the same learning rate
+(the paper's comparison) and use, as the control, the same base method with
+SSA's schedule but no noise tracking: the full rate for the first window,
+then a constant step equal to SSA's mean step on the held-out stream.
+"""
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -25,9 +35,10 @@ from sklearn.frozen import FrozenEstimator
 from ..adaptation import NormMLPClassifier, SteadyStateFilter, TestTimeAdapter
 from ..datasets import load_digits_split, make_corruption_stream
 from ..utils import parallel_map
+from ._comparison import ArmRun, EffectOfInterest, decide_claim, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
-from ._stats import claim_seeds, paired_difference, seed_summary
+from ._registry import ClaimResult, register_claim, register_paper, shared_cache
+from ._stats import claim_seeds, seed_summary
 
 SLUG = "ssa-tta"
 register_paper(
@@ -40,21 +51,26 @@ register_paper(
 _SCALES = {
     # source MLP, stream, SSA window, seeds of the comparisons and of the sweep
     "smoke": dict(hidden=(64,), epochs=30, corruptions=("noise", "contrast", "shift"),
-                  rounds=1, batch=32, window=12, lrs=(0.003, 0.03), n_seeds=2,
+                  rounds=1, batch=32, window=12, lrs=(0.003, 0.03), looks=(2,),
                   sweep_seeds=1, batch_sizes=(64, 16)),
     "quick": dict(hidden=(128, 128), epochs=100, corruptions=None, rounds=2, batch=32,
-                  window=64, lrs=(0.003, 0.01, 0.03), n_seeds=6, sweep_seeds=2,
+                  window=64, lrs=(0.003, 0.01, 0.03), looks=(4, 8, 16), sweep_seeds=2,
                   batch_sizes=(128, 64, 32, 16)),
     "full": dict(hidden=(256, 256), epochs=200, corruptions=None, rounds=5, batch=32,
-                 window=64, lrs=(0.001, 0.003, 0.01, 0.03, 0.1), n_seeds=10, sweep_seeds=5,
+                 window=64, lrs=(0.001, 0.003, 0.01, 0.03, 0.1), looks=(8, 16, 32),
+                 sweep_seeds=5,
                  batch_sizes=(128, 64, 32, 16, 8)),
 }
 
-#: Severity of the comparison streams: mild, so that adaptation can help at all
-#: (at severity 5 no adaptive method beats the unadapted source on these digits).
+#: Severity of the mild stream, where SSA on vs off is reported (not asserted).
 _MILD = 2
-#: Severity of the learning-rate sweep (the harsh continual stream).
+#: Severity of the asserted comparisons and of the learning-rate sweep: the paper's
+#: ImageNet-C results are at severity 5.
 _HARSH = 5
+_EOI = EffectOfInterest(
+    0.005, "ours",
+    "half a point of online accuracy: the smallest gain by which test-time adaptation "
+    "tables rank one method above another (the paper's exact tables were not retrievable)")
 #: Learning rate of the comparisons (ours: the rate at which plain TENT beat no
 #: adaptation at severity 2 in a one-seed pilot on a split not used by the claims).
 _LR = 0.01
@@ -67,7 +83,7 @@ _STEADY_SCALE = 0.05
 _MAX_STEP = 4.0
 
 
-@functools.lru_cache(maxsize=16)
+@shared_cache(maxsize=16)
 def _source(scale, seed):
     """Source model trained on clean digits, and the held-out calibration/evaluation split."""
     cfg = _SCALES[scale]
@@ -124,64 +140,102 @@ def _rounded(values):
     return [round(float(v), 4) for v in values]
 
 
-def _arms_record(cfg, stream_len, names):
-    steps = -(-stream_len // cfg["batch"])
-    return {name: {"parameters": "LayerNorm affine parameters of the same source model",
-                   "train_steps": 0 if name == "no adaptation" else steps,
-                   "train_examples": 0 if name == "no adaptation" else stream_len}
-            for name in names}
+def _run_split(params, source, stream, cfg, seed, switch_at, late_lr):
+    """An online run at ``params['lr']`` for the first ``switch_at`` batches, then at
+    ``late_lr`` (the adapter keeps its state across the two parts)."""
+    params = {"batch_size": cfg["batch"], "window": cfg["window"], "max_step": _MAX_STEP,
+              "random_state": seed, **params}
+    tta = TestTimeAdapter(FrozenEstimator(source), **params).fit(stream.X[:8])
+    cut = switch_at * cfg["batch"]
+    early = tta.predict(stream.X[:cut], adapt=True)
+    tta.lr = late_lr
+    late = tta.predict(stream.X[cut:], adapt=True)
+    hits = np.concatenate([early, late]) == stream.y
+    return float(np.mean(hits)), hits
 
 
-def _comparison(scale, seed, label_order, losses):
-    """Every arm of the SSA comparison on the mild stream, over paired seeds.
-
-    For each base loss, the arms are: SSA (``S`` from the held-out stream), the
-    base method with the same ``kappa`` at SSA's mean step on the held-out
-    stream, the same at the comparison's learning rate (SSA filter off: the
-    negative control), and, for TENT, plain TENT without ``kappa``.
-    """
+@shared_cache(maxsize=256)
+def _seed_runs(scale, s, severity, label_order, loss, lr):
+    """Every arm of one seed: SSA, the base method with SSA off (same rate), with SSA's
+    schedule at a constant step, at SSA's mean step from the first batch, and no
+    adaptation. Online accuracy and hits of each, and the calibrated figures."""
     cfg = _SCALES[scale]
-    acc = {}
-    extra = {"noise_floor": [], "calibrated_mean_step": [], "evaluation_mean_step": [],
-             "stream_length": None, "curves": {}}
-    for i, s in enumerate(claim_seeds(seed, cfg["n_seeds"])):
-        source, cal, ev = _streams(scale, s, _MILD, label_order)
-        extra["stream_length"] = len(ev.y)
-        jobs = [("no adaptation", {"loss": "none"})]
-        for loss, name in losses.items():
-            floor, step = _calibrate(source, cal, cfg, s, _LR, loss)
-            extra["noise_floor"].append(floor)
-            extra["calibrated_mean_step"].append(step)
-            jobs += [(f"{name}+SSA", {"loss": loss, "lr": _LR, "ssa": True, "kappa": _KAPPA,
-                                      "sigma_lambda2": floor}),
-                     (f"{name} at SSA step", {"loss": loss, "lr": step, "ssa": False,
-                                                "kappa": _KAPPA}),
-                     (f"{name} (SSA off)", {"loss": loss, "lr": _LR, "ssa": False,
-                                            "kappa": _KAPPA})]
-            if loss == "entropy":
-                jobs.append(("TENT, kappa=0", {"loss": loss, "lr": _LR, "ssa": False,
-                                               "kappa": 0.0}))
-        results = parallel_map(_run, [params for _, params in jobs], source=source,
-                               stream=ev, cfg=cfg, seed=s)
-        for (name, _), (a, hits, steps, _, _) in zip(jobs, results):
-            acc.setdefault(name, []).append(a)
-            if name.endswith("+SSA"):
-                extra["evaluation_mean_step"].append(_mean_step(steps, _LR, cfg["window"]))
-            if i == 0:
-                extra["curves"][name] = hits
-    return acc, extra
+    source, cal, ev = _streams(scale, s, severity, label_order)
+    floor, step = _calibrate(source, cal, cfg, s, lr, loss)
+    jobs = {"SSA": {"loss": loss, "lr": lr, "ssa": True, "kappa": _KAPPA,
+                    "sigma_lambda2": floor},
+            "SSA off": {"loss": loss, "lr": lr, "ssa": False, "kappa": _KAPPA},
+            "SSA's mean step from the first batch": {"loss": loss, "lr": step, "ssa": False,
+                                                     "kappa": _KAPPA},
+            "no adaptation": {"loss": "none"}}
+    results = parallel_map(_run, list(jobs.values()), source=source, stream=ev, cfg=cfg,
+                           seed=s)
+    out = {name: (r[0], r[1]) for name, r in zip(jobs, results)}
+    out["SSA's schedule, constant step"] = _run_split(
+        {"loss": loss, "lr": lr, "ssa": False, "kappa": _KAPPA}, source, ev, cfg, s,
+        cfg["window"], step)
+    ssa_steps = results[0][2]
+    return {"acc": {k: v[0] for k, v in out.items()}, "hits": {k: v[1] for k, v in out.items()},
+            "noise_floor": floor, "calibrated_mean_step": step,
+            "evaluation_mean_step": _mean_step(ssa_steps, lr, cfg["window"]),
+            "stream_length": len(ev.y)}
 
 
-def _ssa_check(acc, name):
-    """Paired bounds of ``name+SSA`` (and of its SSA-off control) against the two comparators."""
-    method, at_step, off = f"{name}+SSA", f"{name} at SSA step", f"{name} (SSA off)"
-    out = {}
-    for arm in (method, off):
-        out[arm] = {
-            "vs_same_mean_step": paired_difference(acc[arm], acc[at_step]),
-            "vs_no_adaptation": paired_difference(acc[arm], acc["no adaptation"]),
-        }
-    return out[method], out[off]
+def _ssa_arm(scale, severity, label_order, loss, lr, name):
+    def run(s):
+        res = _seed_runs(scale, s, severity, label_order, loss, lr)
+        return ArmRun(res["acc"][name], parameters=None,
+                      train_steps=0 if name == "no adaptation" else
+                      -(-res["stream_length"] // _SCALES[scale]["batch"]),
+                      train_examples=0 if name == "no adaptation" else res["stream_length"],
+                      extra={"adapted": "LayerNorm affine parameters of the same source",
+                             "learning_rate": lr, "kappa": _KAPPA})
+    return run
+
+
+_ARM_NAMES = ("SSA", "SSA off", "SSA's schedule, constant step",
+              "SSA's mean step from the first batch", "no adaptation")
+
+
+def _ssa_comparison(scale, seed, label_order, loss, base_name, key):
+    """SSA on vs off at the same rate, severity 5; control: SSA's schedule, constant step."""
+    cfg = _SCALES[scale]
+    arms = {name: _ssa_arm(scale, _HARSH, label_order, loss, _LR, name) for name in _ARM_NAMES}
+    cmp = run_comparison(arms, method="SSA", baseline="SSA off",
+                         control_method="SSA's schedule, constant step", seed=seed,
+                         looks=cfg["looks"], key=key, effect_of_interest=_EOI,
+                         metric="online accuracy")
+    runs = [_seed_runs(scale, s, _HARSH, label_order, loss, _LR) for s in cmp.seeds]
+
+    def aside(values_a, values_b):
+        return decide_claim(values_a, values_b, effect_of_interest=_EOI).decision.to_dict()
+
+    other_lrs = {}
+    for lr in cfg["lrs"]:
+        if lr == _LR:
+            continue
+        r = [_seed_runs(scale, s, _HARSH, label_order, loss, lr) for s in cmp.seeds]
+        other_lrs[f"lr={lr:g}"] = aside([x["acc"]["SSA"] for x in r],
+                                        [x["acc"]["SSA off"] for x in r])
+    mild = [_seed_runs(scale, s, _MILD, label_order, loss, _LR) for s in cmp.seeds]
+    observed = {
+        "base_method": base_name, "learning_rate": _LR, "kappa": _KAPPA, "severity": _HARSH,
+        "ssa_minus_constant_step_same_schedule": aside(
+            cmp.values["SSA"], cmp.values["SSA's schedule, constant step"]),
+        "ssa_minus_mean_step_from_first_batch": aside(
+            cmp.values["SSA"], cmp.values["SSA's mean step from the first batch"]),
+        "ssa_minus_no_adaptation": aside(cmp.values["SSA"], cmp.values["no adaptation"]),
+        "ssa_minus_off_other_learning_rates": other_lrs,
+        f"ssa_minus_off_severity_{_MILD}": aside([x["acc"]["SSA"] for x in mild],
+                                                 [x["acc"]["SSA off"] for x in mild]),
+        "noise_floor_S": _rounded([r["noise_floor"] for r in runs]),
+        "ssa_mean_step_calibration": _rounded([r["calibrated_mean_step"] for r in runs]),
+        "ssa_mean_step_evaluation": _rounded([r["evaluation_mean_step"] for r in runs]),
+    }
+    acc = {f"{base_name} {n}" if n != "no adaptation" else n: cmp.values[n] for n in _ARM_NAMES}
+    extra = {"curves": {f"{base_name} {n}" if n != "no adaptation" else n: runs[0]["hits"][n]
+                        for n in _ARM_NAMES}}
+    return cmp, observed, acc, extra
 
 
 def _plot_comparison(acc, extra, title, out_dir, name):
@@ -207,102 +261,75 @@ def _plot_comparison(acc, extra, title, out_dir, name):
     return save_figure(fig, out_dir, name)
 
 
-def _bounds_dict(check):
-    return {k: v.to_dict() for k, v in check.items()}
-
-
-def _summary(acc):
-    return {name: seed_summary(values) for name, values in acc.items()}
+_COMPARISON_NOTES = (
+    "Every arm pulls towards the source with the same kappa=0.01 and adapts the same "
+    "LayerNorm parameters on the same stream. The control runs the base method with SSA's "
+    "schedule (the full rate while SSA's noise window fills, then a constant step equal to "
+    "SSA's mean step on the held-out stream) but no noise tracking: with the calibrated S, "
+    "SSA is by construction about a 3-4x rate cut after its window, and the control tells "
+    "whether its noise tracking adds anything to that cut. The base method at SSA's mean "
+    "step from the first batch (the former comparator, handicapped: it never gets the full "
+    "rate) is reported beside, as are SSA on vs off at the other learning rates and at "
+    "severity 2, where SSA need not help.")
 
 
 @register_claim(
     SLUG, "ssa-beats-tent",
-    "On a mildly corrupted continual stream, TENT+SSA (noise floor S calibrated on a held-out "
-    "stream) is more accurate online than TENT with the same kappa run at SSA's mean step, "
-    "and than no adaptation.",
-    paper_statement="SSA 'consistently improves' weight-based TTA methods in stability and "
-                    "adaptability (abstract; Sec. 5); its covariance-aware step is more than "
-                    "a smaller learning rate. Exact tables were not retrievable.",
-    check=("Over paired seeds (source model, split, corruption noise): the lower one-sided 95% "
-           "t bound of mean(TENT+SSA - TENT at SSA's mean step) > 0 and of "
-           "mean(TENT+SSA - no adaptation) > 0; both TENT arms use kappa=0.01, the step comes "
-           "from the held-out calibration stream."),
-    control="SSA filter off: TENT with kappa=0.01 at the same learning rate, same check",
+    "On the harsh (severity 5) continual stream, TENT+SSA is more accurate online than TENT "
+    "at the same learning rate (SSA on vs off), and the gain needs SSA's noise-tracking "
+    "step, not only its schedule.",
+    paper_statement="SSA 'consistently improves' weight-based TTA methods such as TENT in "
+                    "stability and adaptability on ImageNet-C at severity 5 (abstract; "
+                    "Sec. 5). Exact tables were not retrievable.",
+    check=("Sequential paired seeds (source model, split, corruption noise; looks 4, 8, 16 "
+           "at quick): lower bound of mean(TENT+SSA - TENT, SSA off, same learning rate 0.01 "
+           "and kappa 0.01) > 0; contradicted when the upper bound is below 0.005."),
+    control="SSA's schedule without its noise tracking: TENT at the full rate for SSA's "
+            "first window, then at SSA's held-out mean step, against the same TENT",
+    effect_of_interest=_EOI,
 )
 def _claim_ssa_beats_tent(scale, seed, out_dir):
     cfg = _SCALES[scale]
-    acc, extra = _comparison(scale, seed, "iid", {"entropy": "TENT"})
-    method, control = _ssa_check(acc, "TENT")
-    artifact = _plot_comparison(acc, extra, f"severity {_MILD}, i.i.d. labels, lr={_LR:g}",
+    cmp, observed, acc, extra = _ssa_comparison(scale, seed, "iid", "entropy", "TENT", (1,))
+    artifact = _plot_comparison(acc, extra, f"severity {_HARSH}, i.i.d. labels, lr={_LR:g}",
                                 out_dir, "ssa_beats_tent")
-    return ClaimResult(
-        observed={"accuracy": _summary(acc), "check": _bounds_dict(method),
-                  "ssa_vs_ssa_off": paired_difference(acc["TENT+SSA"],
-                                                      acc["TENT (SSA off)"]).to_dict(),
-                  "noise_floor_S": _rounded(extra["noise_floor"]),
-                  "ssa_mean_step_calibration": _rounded(extra["calibrated_mean_step"]),
-                  "ssa_mean_step_evaluation": _rounded(extra["evaluation_mean_step"]),
-                  "learning_rate": _LR, "kappa": _KAPPA, "severity": _MILD},
-        expected={"vs_same_mean_step_lower_bound": "> 0", "vs_no_adaptation_lower_bound": "> 0"},
-        passed=bool(all(b.passed for b in method.values())),
-        control=ControlResult(observed=_bounds_dict(control),
-                              passed=bool(all(b.passed for b in control.values()))),
-        arms=_arms_record(cfg, extra["stream_length"], list(acc)),
-        artifacts=[artifact],
-        notes=(
-            "Severity 2 keeps the source near 0.83 online accuracy, so adaptation has "
-            "something to gain. The comparison learning rate and severity were fixed from a "
-            "one-seed pilot on a split the claim does not use. 'TENT at SSA's step' runs a "
-            "constant step equal to SSA's mean step alpha*eta on the held-out stream: if SSA "
-            "were only a smaller learning rate, this arm would match it. 'ssa_vs_ssa_off' is "
-            "SSA against the same filter without its step (reported, not asserted)."
-        ),
-    )
+    return cmp.claim_result(observed={**observed, "accuracy": _summary(acc)},
+                            artifacts=[artifact],
+                            notes=_COMPARISON_NOTES + f" Window {cfg['window']} batches.")
 
 
 @register_claim(
     SLUG, "label-shift",
-    "Under class-sorted (label-shift) streams, TENT+SSA is more accurate online than TENT "
-    "with the same kappa at SSA's mean step, and than no adaptation; ROID+SSA against ROID "
-    "is reported.",
+    "Under class-sorted (label-shift) streams at severity 5, ROID+SSA is more accurate "
+    "online than ROID at the same learning rate (SSA on vs off).",
     paper_statement="SSA keeps improving ROID and CMF under label shift (Dirichlet "
                     "streams); exact tables were not retrievable.",
-    check=("On class-sorted mild streams, over paired seeds: lower one-sided 95% t bound of "
-           "mean(TENT+SSA - TENT(kappa=0.01) at SSA's held-out mean step) > 0 and of "
-           "mean(TENT+SSA - no adaptation) > 0."),
-    control="SSA filter off: TENT with kappa=0.01 at the same learning rate, same check",
+    check=("On class-sorted severity-5 streams, sequential paired seeds (looks 4, 8, 16 at "
+           "quick): lower bound of mean(ROID+SSA - ROID, SSA off, same learning rate 0.01 "
+           "and kappa 0.01) > 0; contradicted when the upper bound is below 0.005."),
+    control="SSA's schedule without its noise tracking: ROID at the full rate for SSA's "
+            "first window, then at SSA's held-out mean step, against the same ROID",
+    effect_of_interest=_EOI,
 )
 def _claim_label_shift(scale, seed, out_dir):
-    cfg = _SCALES[scale]
-    acc, extra = _comparison(scale, seed, "sorted", {"entropy": "TENT", "roid": "ROID"})
-    method, control = _ssa_check(acc, "TENT")
-    roid, _ = _ssa_check(acc, "ROID")
-    artifact = _plot_comparison(acc, extra, f"severity {_MILD}, class-sorted, lr={_LR:g}",
+    cmp, observed, acc, extra = _ssa_comparison(scale, seed, "sorted", "roid", "ROID", (2,))
+    tent = [_seed_runs(scale, s, _HARSH, "sorted", "entropy", _LR) for s in cmp.seeds]
+    observed["tent_ssa_minus_tent_off"] = decide_claim(
+        [r["acc"]["SSA"] for r in tent], [r["acc"]["SSA off"] for r in tent],
+        effect_of_interest=_EOI).decision.to_dict()
+    artifact = _plot_comparison(acc, extra, f"severity {_HARSH}, class-sorted, lr={_LR:g}",
                                 out_dir, "ssa_label_shift")
-    return ClaimResult(
-        observed={"accuracy": _summary(acc), "check": _bounds_dict(method),
-                  "tent_ssa_vs_tent_same_kappa": paired_difference(
-                      acc["TENT+SSA"], acc["TENT (SSA off)"]).to_dict(),
-                  "roid": _bounds_dict(roid),
-                  "roid_ssa_vs_roid": paired_difference(acc["ROID+SSA"],
-                                                        acc["ROID (SSA off)"]).to_dict(),
-                  "noise_floor_S": _rounded(extra["noise_floor"]),
-                  "learning_rate": _LR, "kappa": _KAPPA, "severity": _MILD},
-        expected={"vs_same_mean_step_lower_bound": "> 0", "vs_no_adaptation_lower_bound": "> 0"},
-        passed=bool(all(b.passed for b in method.values())),
-        control=ControlResult(observed=_bounds_dict(control),
-                              passed=bool(all(b.passed for b in control.values()))),
-        arms=_arms_record(cfg, extra["stream_length"], list(acc)),
-        artifacts=[artifact],
-        notes=(
-            "Within each corruption the images arrive sorted by class, so a batch of 32 "
-            "holds one or two classes. The source uses LayerNorm, so batch statistics cannot "
-            "confound the comparison. Every TENT and ROID arm pulls towards the source with "
-            "the same kappa=0.01. ROID's augmentation is Gaussian input noise here, and its "
-            "prior correction rescales probabilities; S for ROID+SSA is calibrated with the "
-            "ROID loss on the held-out stream."
-        ),
-    )
+    return cmp.claim_result(
+        observed={**observed, "accuracy": _summary(acc)}, artifacts=[artifact],
+        notes=_COMPARISON_NOTES + " Within each corruption the images arrive sorted by "
+              "class, so a batch of 32 holds one or two classes. ROID's augmentation is "
+              "Gaussian input noise here, and its prior correction rescales probabilities; "
+              "S for ROID+SSA is calibrated with the ROID loss on the held-out stream. "
+              "TENT+SSA against TENT on the same streams is reported beside.")
+
+
+def _summary(acc):
+    return {name: seed_summary(values) for name, values in acc.items()}
 
 
 @register_claim(
@@ -412,18 +439,20 @@ def _ramp_check(levels, medians):
     "estimated noise sigma_k^2 rises (alpha ~ 1/sigma).",
     paper_statement="The steady state P_{k+1} = P_k gives alpha_k = sqrt(sigma_lambda^2 / "
                     "(eta^2 sigma_k^2)): high gradient noise gives a smaller step (Sec. 4).",
-    check=("On synthetic optimiser steps with injected noise std tau in [0.5, 8], the log-log "
-           "slope of the median step against tau is within [-1.2, -0.8] and their Spearman "
-           "correlation <= -0.9 (the digits stream is reported)."),
-    control="SSA filter off (alpha fixed at 1), same ramp and check",
+    check=("Reported, not asserted: alpha ~ 1/sigma is the filter's formula, so this is a "
+           "unit test (tests/adaptation/test_ssa_claims.py checks the slope). Recorded: on "
+           "synthetic optimiser steps with injected noise std tau in [0.5, 8], the log-log "
+           "slope of the median step against tau and their Spearman correlation, the same "
+           "with the filter off, and the digits stream's figures."),
+    reported=True,
 )
 def _claim_step_vs_noise(scale, seed, out_dir):
     cfg = _SCALES[scale]
     levels = np.geomspace(0.5, 8.0, 5)
     medians = _noise_ramp(seed, levels, window=cfg["window"])
-    slope, rho_ramp, passed = _ramp_check(levels, medians)
+    slope, rho_ramp, _ = _ramp_check(levels, medians)
     off = _noise_ramp(seed, levels, ssa=False, window=cfg["window"])
-    slope_off, rho_off, passed_off = _ramp_check(levels, off)
+    slope_off, rho_off, _ = _ramp_check(levels, off)
 
     s = claim_seeds(seed, 1)[0]
     source, cal, ev = _streams(scale, s, _HARSH, "iid")
@@ -470,13 +499,12 @@ def _claim_step_vs_noise(scale, seed, out_dir):
             "batch_sizes": batch_sizes,
             "stream_median_sigma2_by_batch": [by_batch[b][0] for b in batch_sizes],
             "stream_median_step_by_batch": _rounded([by_batch[b][1] for b in batch_sizes]),
+            "filter_off": {"ramp_median_step": _rounded(off), "ramp_loglog_slope": slope_off,
+                           "ramp_spearman": rho_off},
         },
         expected={"ramp_loglog_slope": "-1 (alpha = sqrt(S / (eta^2 sigma^2)), within 0.2)",
                   "ramp_spearman": "<= -0.9"},
-        passed=passed,
-        control=ControlResult(observed={"ramp_median_step": _rounded(off),
-                                        "ramp_loglog_slope": slope_off,
-                                        "ramp_spearman": rho_off}, passed=passed_off),
+        passed=None,
         artifacts=[artifact],
         notes=(
             "A mechanism check: the ramp tests that the noise estimate (the variance over a "
