@@ -22,13 +22,13 @@ paper's FID, IS and CLIP-score tables are not reproduced.
 """
 
 import math
-from functools import lru_cache
 
 import numpy as np
 from scipy import linalg
 
+from ._comparison import ArmRun, EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper
+from ._registry import register_claim, register_paper, shared_cache
 from ._stats import claim_seeds, paired_difference
 
 SLUG = "tokenizer-1d"
@@ -40,21 +40,35 @@ _N_TEST = 397
 
 _CONFIG = {
     # tokenizer: architecture, width, optimizer steps, warm-up and reset period;
-    # tto: optimisation steps and images optimised per arm; n_seeds: paired seeds.
+    # tto: optimisation steps and images optimised per arm; looks: sequential paired seeds;
+    # copy_encoder: the tokenizer of the token-copy claim (the paper's is a ViT: the MLP
+    # stand-in's per-position scores are flat, its tokens carry no positions to speak of;
+    # smoke keeps the MLP, a ViT there costs minutes on a CPU).
     "smoke": dict(encoder="mlp", width=48, steps=200, warmup=60, reset=50, tto_iter=25,
                   n_eval=60, inpaint_tokens=(4,), realism_tokens=(2, 8), swap_tokens=4,
-                  clip_steps=80, n_random=3, n_seeds=2),
+                  clip_steps=80, n_random=3, looks=(2,), copy_encoder="mlp"),
     "quick": dict(encoder="mlp", width=128, steps=800, warmup=200, reset=200, tto_iter=200,
                   n_eval=100, inpaint_tokens=(4, 16), realism_tokens=(2, 4, 16),
-                  swap_tokens=4, clip_steps=500, n_random=10, n_seeds=3),
+                  swap_tokens=4, clip_steps=500, n_random=10, looks=(3, 6),
+                  copy_encoder="vit"),
     "full": dict(encoder="vit", width=128, steps=3000, warmup=400, reset=250, tto_iter=600,
                  n_eval=200, inpaint_tokens=(4, 16, 32), realism_tokens=(2, 4, 8, 16, 32),
-                 swap_tokens=8, clip_steps=2000, n_random=20, n_seeds=5),
+                 swap_tokens=8, clip_steps=2000, n_random=20, looks=(5, 10),
+                 copy_encoder="vit"),
 }
 # Ours, not the paper's: "judge accuracy does not drop" allows 5 points, "diversity does not
 # drop" 0.1 of the held-out images' diversity.
 _ACC_TOLERANCE = 0.05
 _DIVERSITY_TOLERANCE = 0.1
+_INPAINT_EOI = EffectOfInterest(
+    -0.05, "ours", "TTO through the VQ lowers the hidden-half error by at least 5% relative to "
+    "the better of the other two arms: the smallest gain an inpainting user would see")
+_REALISM_EOI = EffectOfInterest(
+    -0.1, "ours", "the most compressed tokenizer's generations have a Fréchet distance at "
+    "least 10% below the least compressed one's, the smallest FID change reported as a gain")
+_COPY_EOI = EffectOfInterest(
+    0.1, "ours", "the attribute position transfers the attribute, the digit kept, in ten "
+    "points more of the edits than a random position: an edit a user would prefer")
 
 
 def _config(scale):
@@ -62,7 +76,7 @@ def _config(scale):
 
 
 def _seeds(scale, seed):
-    return claim_seeds(seed, _config(scale)["n_seeds"])
+    return claim_seeds(seed, _config(scale)["looks"][-1])
 
 
 def _tokenizer_arm(tok, cfg):
@@ -71,14 +85,14 @@ def _tokenizer_arm(tok, cfg):
             "images_optimised": cfg["n_eval"]}
 
 
-@lru_cache(maxsize=8)
+@shared_cache(maxsize=16)
 def _digits(seed):
     from skpaper.datasets import load_digits_split
 
     return load_digits_split(test_size=_N_TEST / 1797, random_state=seed)
 
 
-@lru_cache(maxsize=8)
+@shared_cache(maxsize=16)
 def _attribute_digits(seed):
     from skpaper.datasets import make_attribute_digits
 
@@ -87,9 +101,13 @@ def _attribute_digits(seed):
     return d, order[: 1797 - _N_TEST], order[1797 - _N_TEST :]
 
 
-@lru_cache(maxsize=32)
-def _tokenizer(dataset, n_tokens, scale, seed):
-    """A tokenizer trained on the training split of ``dataset``, cached per process."""
+@shared_cache(maxsize=48)
+def _tokenizer(dataset, n_tokens, scale, seed, encoder=None, trained=True):
+    """A tokenizer trained on the training split of ``dataset``, cached per process.
+
+    ``trained=False`` gives the same tokenizer after one epoch at a learning rate of 1e-7:
+    its quantizer and decoder carry no prior of the digits (the inpainting control).
+    """
     from skpaper.vision import VQTokenizer1D
 
     cfg = _config(scale)
@@ -101,14 +119,14 @@ def _tokenizer(dataset, n_tokens, scale, seed):
     batch = 128
     epochs = math.ceil(cfg["steps"] / math.ceil(X.shape[0] / batch))
     return VQTokenizer1D(
-        n_tokens=n_tokens, token_dim=8, codebook_size=128, encoder=cfg["encoder"],
+        n_tokens=n_tokens, token_dim=8, codebook_size=128, encoder=encoder or cfg["encoder"],
         width=cfg["width"], depth=2, n_heads=4, patch_size=2, warmup_steps=cfg["warmup"],
-        dead_code_reset_every=cfg["reset"], max_epochs=epochs, batch_size=batch, lr=2e-3,
-        random_state=seed, device="auto",
+        dead_code_reset_every=cfg["reset"], max_epochs=epochs if trained else 1,
+        batch_size=batch, lr=2e-3 if trained else 1e-7, random_state=seed, device="auto",
     ).fit(X)
 
 
-@lru_cache(maxsize=8)
+@shared_cache(maxsize=16)
 def _judge(seed):
     """Logistic-regression judge on the training pixels (inpainting)."""
     from sklearn.linear_model import LogisticRegression
@@ -117,7 +135,7 @@ def _judge(seed):
     return LogisticRegression(max_iter=2000).fit(d.X_train, d.y_train)
 
 
-@lru_cache(maxsize=8)
+@shared_cache(maxsize=16)
 def _feature_judge(seed):
     """MLP judge on the training pixels; its hidden layer gives the Fréchet features."""
     import warnings
@@ -172,7 +190,8 @@ def _image_grid(ax, rows, labels, n_cols):
 
 
 # ----------------------------------------------------------------------------------- claim 1
-def _inpainting_seed(scale, s):
+@shared_cache(maxsize=32)
+def _inpainting_seed(scale, s, trained=True):
     """Per-arm hidden/known-half MSE and judge accuracy for one seed."""
     from skpaper.datasets import make_inpainting_mask
     from skpaper.vision import MaskedReconstruction, TokenTestTimeOptimizer
@@ -186,7 +205,7 @@ def _inpainting_seed(scale, s):
     seeds = X * known
     out = {}
     for n_tokens in cfg["inpaint_tokens"]:
-        tok = _tokenizer("digits", n_tokens, scale, s)
+        tok = _tokenizer("digits", n_tokens, scale, s, trained=trained)
         outputs = {"encode": tok.inverse_transform(tok.transform(seeds))}
         for arm, through_vq in (("tto_vq", True), ("tto_continuous", False)):
             tto = TokenTestTimeOptimizer(tok, MaskedReconstruction(X, known),
@@ -211,18 +230,35 @@ def _inpainting_seed(scale, s):
                     "pre-quantisation tokens through the VQ with the frozen decoder inpaints "
                     "realistically; optimising post-quantisation tokens (skipping the VQ, the "
                     "official optimize_post_quantization_tokens flag) is the weaker ablation.",
-    check="at every token count, over paired seeds (one-sided 95% t bounds): upper bound of "
-          "hidden-half MSE(TTO via VQ) - MSE(other) < 0 and lower bound of judge "
-          "accuracy(TTO via VQ) - accuracy(other) > 0, for other = encoding of the masked image "
-          "and TTO on continuous latents",
-    control="prior not needed: the VQ-vs-continuous MSE comparison on the known (optimised) "
-            "half, where the quantizer's prior gives no advantage")
+    check="per seed, max over the token counts and over the other arms (encoding of the "
+          "masked image, TTO on continuous latents) of (hidden-half MSE(TTO via VQ) - "
+          "MSE(other)) / MSE(other); over sequential paired seeds its upper 95% bound < 0. "
+          "The judge accuracies are reported",
+    control="the quantizer's prior removed: the same comparison with a tokenizer left "
+            "untrained (one epoch at a learning rate of 1e-7), same arms and steps",
+    effect_of_interest=_INPAINT_EOI)
 def _claim_inpainting(scale, seed, out_dir):
     cfg = _config(scale)
-    seeds = _seeds(scale, seed)
+
+    def worst(trained):
+        def run(s):
+            r = _inpainting_seed(scale, s, trained)
+            vq = {t: r[(t, "tto_vq")]["hidden_mse"] for t in cfg["inpaint_tokens"]}
+            return ArmRun(max((vq[t] - r[(t, o)]["hidden_mse"]) / r[(t, o)]["hidden_mse"]
+                              for t in cfg["inpaint_tokens"]
+                              for o in ("encode", "tto_continuous")),
+                          train_steps=cfg["tto_iter"], train_examples=cfg["n_eval"],
+                          extra={"tokenizer_steps": cfg["steps"] if trained else 1})
+        return run
+
+    cmp = run_comparison({"trained_tokenizer": worst(True), "untrained_tokenizer": worst(False)},
+                         method="trained_tokenizer", baseline=None,
+                         control_method="untrained_tokenizer", seed=seed, looks=cfg["looks"],
+                         effect_of_interest=_INPAINT_EOI, alternative="less",
+                         metric="relative hidden-half MSE change of TTO via VQ, worst case")
+    seeds = cmp.seeds
     per_seed = [_inpainting_seed(scale, s) for s in seeds]
-    observed, checks, controls = {"n_seeds": len(seeds)}, [], []
-    ctrl_obs = {}
+    observed = {}
     for n_tokens in cfg["inpaint_tokens"]:
         def series(arm, key, n_tokens=n_tokens):
             return [r[(n_tokens, arm)][key] for r in per_seed]
@@ -231,16 +267,8 @@ def _claim_inpainting(scale, seed, out_dir):
             for key in ("hidden_mse", "known_mse", "judge_acc"):
                 observed[f"T{n_tokens}_{arm}_{key}_per_seed"] = series(arm, key)
         for other in ("encode", "tto_continuous"):
-            mse = paired_difference(series("tto_vq", "hidden_mse"), series(other, "hidden_mse"),
-                                    alternative="less")
-            acc = paired_difference(series("tto_vq", "judge_acc"), series(other, "judge_acc"))
-            observed[f"T{n_tokens}_hidden_mse_vq_minus_{other}"] = mse.to_dict()
-            observed[f"T{n_tokens}_judge_acc_vq_minus_{other}"] = acc.to_dict()
-            checks += [mse.passed, acc.passed]
-        known = paired_difference(series("tto_vq", "known_mse"),
-                                  series("tto_continuous", "known_mse"), alternative="less")
-        ctrl_obs[f"T{n_tokens}_known_mse_vq_minus_tto_continuous"] = known.to_dict()
-        controls.append(known.passed)
+            observed[f"T{n_tokens}_judge_acc_vq_minus_{other}"] = paired_difference(
+                series("tto_vq", "judge_acc"), series(other, "judge_acc")).to_dict()
 
     grids = {t: per_seed[0][("images", t)] for t in cfg["inpaint_tokens"]}
     fig, axes = new_figure(1, len(grids), figsize=(4.2 * len(grids), 3.4), squeeze=False)
@@ -255,14 +283,8 @@ def _claim_inpainting(scale, seed, out_dir):
         arms[f"T{n_tokens}_tto_vq"] = tok_arm
         arms[f"T{n_tokens}_tto_continuous"] = tok_arm
         arms[f"T{n_tokens}_encode"] = {**tok_arm, "tto_steps": 0}
-    return ClaimResult(
-        observed=observed,
-        expected={"hidden_mse_vq_minus_other_upper_bound": "< 0 at every token count",
-                  "judge_acc_vq_minus_other_lower_bound": "> 0 at every token count"},
-        passed=bool(all(checks)),
-        control=ControlResult(observed=ctrl_obs, passed=bool(all(controls))),
-        arms=arms,
-        artifacts=[artifact],
+    result = cmp.claim_result(
+        observed=observed, artifacts=[artifact],
         notes=(f"{cfg['n_eval']} test digits per seed, bottom half hidden, {cfg['tto_iter']} "
                f"Adam steps at lr 0.1 from the encoding of the masked image; tokenizer "
                f"{cfg['encoder']} with {cfg['steps']} training steps; the judge is a logistic "
@@ -270,10 +292,12 @@ def _claim_inpainting(scale, seed, out_dir):
                "the learning rate and the seeds. The paper reports FID on ImageNet, not these "
                "figures."),
     )
+    result.arms = {**arms, "comparison": result.arms}
+    return result
 
 
 # ----------------------------------------------------------------------------------- claim 2
-@lru_cache(maxsize=8)
+@shared_cache(maxsize=16)
 def _toy_clip(scale, seed):
     import torch
 
@@ -323,6 +347,7 @@ def _realism_figures(judge, images, labels, reference):
             "judge_acc": float(judge.score(images, labels))}
 
 
+@shared_cache(maxsize=16)
 def _realism_seed(scale, s):
     """Guided generations (and plain reconstructions) per token count for one seed."""
     import copy
@@ -382,22 +407,38 @@ def _compression_check(per_seed, most, least, kind):
     paper_statement="Sec. 4-5: the more compressed the tokenizer (from a 2D VQGAN with 256 "
                     "tokens to TiTok with 32), the more realistic the images test-time "
                     "optimisation generates (lower FID at equal CLIP score).",
-    check="over paired seeds (one-sided 95% t bounds), most vs least compressed tokenizer: "
-          "upper bound of FD(fewest tokens) - FD(most tokens) < 0, where FD is the Fréchet "
-          "distance between MLP-judge features of the generations and of held-out test images; "
-          "lower bound of the judge's target accuracy difference > -0.05 and of the relative "
-          "diversity difference > -0.1 (tolerances ours)",
-    control="generation removed: the same check on each tokenizer's plain reconstructions of "
-            "the seed images (judged against their own labels)")
+    check="per seed, (FD(fewest tokens) - FD(most tokens)) / FD(most tokens), FD the "
+          "Fréchet distance between MLP-judge features of the generations and of held-out test "
+          "images; over sequential paired seeds its upper 95% bound < 0. The judge's target "
+          "accuracy (tolerance -0.05) and the relative diversity (tolerance -0.1, ours) are "
+          "reported beside it",
+    control="generation removed: the same figure for each tokenizer's plain reconstructions "
+            "of the seed images",
+    effect_of_interest=_REALISM_EOI)
 def _claim_realism(scale, seed, out_dir):
     cfg = _config(scale)
-    seeds = _seeds(scale, seed)
-    per_seed = [_realism_seed(scale, s) for s in seeds]
     tokens = list(cfg["realism_tokens"])
     most, least = tokens[0], tokens[-1]
-    observed, passed = _compression_check(per_seed, most, least, "generated")
-    ctrl_obs, ctrl_passed = _compression_check(per_seed, most, least, "reconstruction")
-    observed["n_seeds"] = len(seeds)
+
+    def change(kind):
+        def run(s):
+            r = _realism_seed(scale, s)
+            return ArmRun((r[(most, kind)]["frechet"] - r[(least, kind)]["frechet"])
+                          / r[(least, kind)]["frechet"], train_steps=cfg["tto_iter"],
+                          train_examples=cfg["n_eval"], extra={"tokenizer_steps": cfg["steps"]})
+        return run
+
+    cmp = run_comparison({"generated": change("generated"),
+                          "reconstruction": change("reconstruction")},
+                         method="generated", baseline=None, control_method="reconstruction",
+                         seed=seed, looks=cfg["looks"], effect_of_interest=_REALISM_EOI,
+                         alternative="less",
+                         metric=f"relative Fréchet distance change, T{most} vs T{least}")
+    seeds = cmp.seeds
+    per_seed = [_realism_seed(scale, s) for s in seeds]
+    observed, side_conditions = _compression_check(per_seed, most, least, "generated")
+    observed["accuracy_and_diversity_within_tolerance"] = side_conditions
+    observed["reconstructions"], _ = _compression_check(per_seed, most, least, "reconstruction")
     observed["toy_clip_zero_shot_acc_per_seed"] = [r["zero_shot"] for r in per_seed]
     observed["reference_frechet_to_itself"] = per_seed[0]["reference"]["frechet"]
     for n_tokens in tokens:
@@ -423,15 +464,8 @@ def _claim_realism(scale, seed, out_dir):
     _image_grid(axes[2], rows, ["seed"] + [f"{t} tokens" for t in tokens], 10)
     axes[2].set_title("guided towards digit (y + 3) mod 10")
     artifact = save_figure(fig, out_dir, "realism_vs_tokens")
-    return ClaimResult(
+    result = cmp.claim_result(
         observed=observed,
-        expected={f"frechet_T{most}_minus_T{least}_upper_bound": "< 0",
-                  f"judge_acc_T{most}_minus_T{least}_lower_bound": f"> -{_ACC_TOLERANCE}",
-                  f"diversity_T{most}_minus_T{least}_lower_bound": f"> -{_DIVERSITY_TOLERANCE}"},
-        passed=passed,
-        control=ControlResult(observed=ctrl_obs, passed=ctrl_passed),
-        arms={f"T{t}": _tokenizer_arm(_tokenizer("digits", t, scale, seeds[0]), cfg)
-              for t in tokens},
         artifacts=[artifact],
         notes=("CLIP stand-in: an MLP image encoder and a linear text projection trained "
                "contrastively on one-hot class names (MiniLM caption embeddings when "
@@ -445,23 +479,24 @@ def _claim_realism(scale, seed, out_dir):
                "tokenizers share the training data, steps and width; only the token count "
                "changes."),
     )
+    result.arms = {**{f"T{t}": _tokenizer_arm(_tokenizer("digits", t, scale, seeds[0]), cfg)
+                      for t in tokens}, "comparison": result.arms}
+    return result
 
 
 # ----------------------------------------------------------------------------------- claim 3
-def _copy_rates(tok, judge, codes, src, dst, position, n_random, n_tokens, rng):
-    """Attribute rate after copying ``position`` (and random positions) from src into dst."""
+def _edit_success(tok, attr_judge, digit_judge, codes, src, dst, digits, position):
+    """Share of edits (``position`` copied from src into dst) that carry the attribute and
+    keep the destination's digit, the edited images, and the two rates apart."""
     from skpaper.vision import swap_tokens
 
     edited = tok.inverse_transform(swap_tokens(codes[src], codes[dst], position))
-    rate = float(judge.predict(edited).mean())
-    random_rates = []
-    for _ in range(n_random):
-        pos = rng.integers(n_tokens, size=1)
-        out = tok.inverse_transform(swap_tokens(codes[src], codes[dst], pos))
-        random_rates.append(float(judge.predict(out).mean()))
-    return rate, float(np.mean(random_rates)), edited
+    dim = attr_judge.predict(edited) == 1
+    kept = digit_judge.predict(edited) == digits
+    return float(np.mean(dim & kept)), float(dim.mean()), float(kept.mean()), edited
 
 
+@shared_cache(maxsize=16)
 def _token_copy_seed(scale, s):
     from sklearn.linear_model import LogisticRegression
 
@@ -470,63 +505,81 @@ def _token_copy_seed(scale, s):
     cfg = _config(scale)
     d, train, test = _attribute_digits(s)
     n_tokens = cfg["swap_tokens"]
-    tok = _tokenizer("dim-digits", n_tokens, scale, s)
+    tok = _tokenizer("dim-digits", n_tokens, scale, s, encoder=cfg["copy_encoder"])
     X_tr, a_tr = d.data[train], d.attribute[train]
     attr_judge = LogisticRegression(max_iter=2000).fit(X_tr, a_tr)
     digit_judge = LogisticRegression(max_iter=2000).fit(X_tr, d.target[train])
-    positions, scores = find_attribute_positions(tok.transform(X_tr), a_tr)
+    train_codes = tok.transform(X_tr)
+    positions, scores = find_attribute_positions(train_codes, a_tr)
+    rng = np.random.default_rng(s)
+    # The control's position: found the same way against attribute labels shuffled between
+    # the training images (the link between position and attribute removed).
+    permuted, _ = find_attribute_positions(train_codes, rng.permutation(a_tr))
     codes = tok.transform(d.data[test])
     a_te, y_te = d.attribute[test], d.target[test]
     with_attr, without = np.flatnonzero(a_te == 1), np.flatnonzero(a_te == 0)
-    m = min(len(with_attr), len(without) // 2, cfg["n_eval"])
+    m = min(len(with_attr), len(without), cfg["n_eval"])
     src, dst = with_attr[:m], without[:m]
-    # Control sources: images without the attribute (disjoint from the destinations).
-    plain_src = without[m : 2 * m]
-    best = positions[:1]
-    rng = np.random.default_rng(s)
-    rate, rate_random, edited = _copy_rates(tok, attr_judge, codes, src, dst, best,
-                                            cfg["n_random"], n_tokens, rng)
-    ctrl_rate, ctrl_random, _ = _copy_rates(tok, attr_judge, codes, plain_src, dst, best,
-                                            cfg["n_random"], n_tokens, rng)
+
+    def success(position):
+        return _edit_success(tok, attr_judge, digit_judge, codes, src, dst, y_te[dst],
+                             np.asarray(position))
+
+    best = success(positions[:1])
+    random_runs = [success(rng.integers(n_tokens, size=1)) for _ in range(cfg["n_random"])]
     base = tok.inverse_transform(codes[dst])
-    return {"rate": rate, "rate_random": rate_random, "ctrl_rate": ctrl_rate,
-            "ctrl_rate_random": ctrl_random, "position": int(best[0]),
+    return {"attribute_position": best[0],
+            "random_position": float(np.mean([r[0] for r in random_runs])),
+            "permuted_label_position": success(permuted[:1])[0],
+            "dim_rate": best[1], "digit_kept": best[2],
+            "dim_rate_random": float(np.mean([r[1] for r in random_runs])),
+            "digit_kept_random": float(np.mean([r[2] for r in random_runs])),
+            "position": int(positions[0]), "permuted_position": int(permuted[0]),
             "scores": np.round(scores, 4).tolist(), "n_pairs": int(m),
             "without_edit": float(attr_judge.predict(base).mean()),
-            "digit_kept": float(digit_judge.score(edited, y_te[dst])),
             "digit_kept_without_edit": float(digit_judge.score(base, y_te[dst])),
-            "images": (d.data[test][dst], d.data[test][src], edited), "tokenizer": tok}
+            "images": (d.data[test][dst], d.data[test][src], best[3]), "tokenizer": tok}
 
 
 @register_claim(
     SLUG, "token-copy-transfers-attribute",
     "Copying the token at the position most associated with an attribute from an image that "
-    "has it into one that does not transfers the attribute more often than copying a random "
-    "position.",
+    "has it into one that does not transfers the attribute, the identity kept, more often "
+    "than copying a random position.",
     paper_statement="Sec. 3: in a highly compressed 1D tokenizer single token positions carry "
                     "global attributes (blur, lighting, background); copying the token at such "
                     "a position from one image into another transfers the attribute.",
-    check="lower one-sided 95% t bound over paired seeds of transfer rate(attribute position) "
-          "- transfer rate(random positions) > 0, the rate being the fraction of edited images "
-          "an attribute judge calls 'dim'",
-    control="attribute removed from the source: the same check copying from images without "
-            "the attribute")
+    check="per seed, the share of edits that an attribute judge calls 'dim' and a digit judge "
+          "calls the destination's digit, copying the attribute position minus copying random "
+          "positions; over sequential paired seeds its lower 95% bound > 0 (ViT tokenizer "
+          "from quick scale on)",
+    control="the position found against attribute labels shuffled between the training images "
+            "(the position-attribute link removed), copied the same way",
+    effect_of_interest=_COPY_EOI)
 def _claim_token_copy(scale, seed, out_dir):
     cfg = _config(scale)
-    seeds = _seeds(scale, seed)
-    per_seed = [_token_copy_seed(scale, s) for s in seeds]
-    gain = paired_difference([r["rate"] for r in per_seed], [r["rate_random"] for r in per_seed])
-    ctrl = paired_difference([r["ctrl_rate"] for r in per_seed],
-                             [r["ctrl_rate_random"] for r in per_seed])
+
+    def arm(name):
+        def run(s):
+            return ArmRun(_token_copy_seed(scale, s)[name], train_examples=cfg["n_eval"],
+                          extra={"tokenizer": cfg["copy_encoder"],
+                                 "tokenizer_steps": cfg["steps"], "positions_copied": 1})
+        return run
+
+    names = ("attribute_position", "random_position", "permuted_label_position")
+    cmp = run_comparison({n: arm(n) for n in names}, method="attribute_position",
+                         baseline="random_position", control_method="permuted_label_position",
+                         seed=seed, looks=cfg["looks"], effect_of_interest=_COPY_EOI,
+                         metric="share of edits with the attribute and the digit kept")
+    per_seed = [_token_copy_seed(scale, s) for s in cmp.seeds]
     observed = {
-        "n_seeds": len(seeds), "n_tokens": cfg["swap_tokens"],
-        "rate_attribute_minus_random_position": gain.to_dict(),
+        "n_tokens": cfg["swap_tokens"], "tokenizer": cfg["copy_encoder"],
         "attribute_position_per_seed": [r["position"] for r in per_seed],
+        "permuted_label_position_per_seed": [r["permuted_position"] for r in per_seed],
         "position_scores_first_seed": per_seed[0]["scores"],
-        "attribute_rate_without_edit_per_seed": [r["without_edit"] for r in per_seed],
-        "digit_kept_attribute_position_per_seed": [r["digit_kept"] for r in per_seed],
-        "digit_kept_without_edit_per_seed": [r["digit_kept_without_edit"] for r in per_seed],
-        "n_pairs_per_seed": [r["n_pairs"] for r in per_seed],
+        **{f"{k}_per_seed": [r[k] for r in per_seed]
+           for k in ("dim_rate", "dim_rate_random", "digit_kept", "digit_kept_random",
+                     "without_edit", "digit_kept_without_edit", "n_pairs")},
     }
     first = per_seed[0]
     fig, ax = new_figure(figsize=(6, 3))
@@ -534,20 +587,15 @@ def _claim_token_copy(scale, seed, out_dir):
                                             f"copy pos {first['position']}"], 12)
     ax.set_title("token copy: the attribute position carries the lighting")
     artifact = save_figure(fig, out_dir, "token_copy_grid")
-    arm = _tokenizer_arm(first["tokenizer"], cfg)
-    return ClaimResult(
-        observed=observed,
-        expected={"rate_attribute_minus_random_position_lower_bound": "> 0"},
-        passed=bool(gain.passed),
-        control=ControlResult(observed={"rate_attribute_minus_random_position_plain_source":
-                                        ctrl.to_dict()}, passed=bool(ctrl.passed)),
-        arms={"attribute_position": {**arm, "tto_steps": 0, "positions_copied": 1},
-              "random_position": {**arm, "tto_steps": 0, "positions_copied": 1}},
-        artifacts=[artifact],
+    result = cmp.claim_result(
+        observed=observed, artifacts=[artifact],
         notes=("Attribute: 'dim' (intensities scaled by 0.4, a lighting analogue) on a random "
                "half of the digits; the tokenizer is trained on that mixture. The position is "
                "found on the training split by adjusted mutual information between code and "
                "attribute; the judge is a logistic regression on the training pixels. Random "
                f"positions ({cfg['n_random']} draws per seed) are uniform (they may hit the "
-               "attribute position)."),
+               "attribute position). The digit judge is a logistic regression too."),
     )
+    result.arms = {"tokenizer": _tokenizer_arm(first["tokenizer"], cfg),
+                   "comparison": result.arms}
+    return result
