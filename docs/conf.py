@@ -179,7 +179,26 @@ def _numpydoc_conventions(app, what, name, obj, options, lines):
     lines[:] = out
 
 
+_EXAMPLE_TITLE = re.compile(r"^(?:(=+)\n)?([^\n]+)\n=+\n", re.MULTILINE)
+
+
+def _note_tiny_examples(app, docname, source):
+    """Say on each executed example's page that it ran at its tiny size."""
+    if not (_execute and docname.startswith("auto_examples/plot_")
+            and os.environ.get("SKPAPER_EXAMPLE_SIZE") == "tiny"):
+        return
+    script = docname.rsplit("/", 1)[-1] + ".py"
+    note = ("\n.. note::\n\n   The output and figures on this page come from the example's "
+            "*tiny* size (``SKPAPER_EXAMPLE_SIZE=tiny``, which the documentation build "
+            "sets): little data and a few training steps, so the numbers are not "
+            f"meaningful. ``python examples/{script}`` runs it at its own size.\n\n")
+    match = _EXAMPLE_TITLE.search(source[0])
+    if match:
+        source[0] = source[0][:match.end()] + note + source[0][match.end():]
+
+
 def setup(app):
+    app.connect("source-read", _note_tiny_examples)
     _offline.setup_math(app)
     app.connect("builder-inited", _generate_pages)
     app.connect("autodoc-process-docstring", _numpydoc_conventions, priority=400)
