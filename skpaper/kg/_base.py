@@ -6,6 +6,7 @@ an N3 penalty on the moduli of the factors and a temporal smoothness penalty on
 the timestamp tables, optimised with Adagrad.
 """
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -67,6 +68,7 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         "time_reg": [Interval(Real, 0, None, closed="left")],
         "reciprocal": ["boolean"],
         "init_scale": [Interval(Real, 0, None, closed="neither")],
+        "n_negatives": [Interval(Integral, 1, _MAX_TABLE_ROWS, closed="both"), None],
         "n_entities": [Interval(Integral, 1, _MAX_TABLE_ROWS, closed="both"), None],
         "n_relations": [Interval(Integral, 1, _MAX_TABLE_ROWS, closed="both"), None],
         "n_timestamps": [Interval(Integral, 1, _MAX_TABLE_ROWS, closed="both"), None],
@@ -74,8 +76,9 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
 
     def __init__(self, *, rank=64, max_epochs=50, batch_size=1000, lr=0.1, optimizer="adagrad",
                  emb_reg=1e-3, time_reg=1e-2, reciprocal=True, init_scale=1e-2,
-                 n_entities=None, n_relations=None, n_timestamps=None, device="auto",
-                 random_state=None, verbose=0, callbacks=None, inference_dtype="float32"):
+                 n_negatives=2048, n_entities=None, n_relations=None, n_timestamps=None,
+                 device="auto", random_state=None, verbose=0, callbacks=None,
+                 inference_dtype="float32"):
         super().__init__(max_epochs=max_epochs, batch_size=batch_size, lr=lr, device=device,
                          random_state=random_state, verbose=verbose, callbacks=callbacks,
                          inference_dtype=inference_dtype)
@@ -85,6 +88,7 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         self.time_reg = time_reg
         self.reciprocal = reciprocal
         self.init_scale = init_scale
+        self.n_negatives = n_negatives
         self.n_entities = n_entities
         self.n_relations = n_relations
         self.n_timestamps = n_timestamps
@@ -148,17 +152,42 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         return self._module_class(self.n_entities_, self._n_relation_rows, self.n_timestamps_,
                                   self.rank, self.init_scale, **self._module_options())
 
+    def _entity_cross_entropy(self, q, target):
+        """Cross-entropy of the answers ``target`` among the entities, for queries ``q``.
+
+        Every entity is scored while there are at most ``n_negatives`` (tkbc's 1-vs-all),
+        or while the batch has so many distinct answers that scoring them and the draws
+        would cost as much. Past that, the batch's answers and ``n_negatives`` entities
+        drawn uniformly with replacement are scored; a drawn entity stands for
+        ``n_entities / n_negatives`` entities (draws that are answers are dropped), so
+        the softmax normaliser is an unbiased estimate of the full one, and a step
+        costs O(batch x (batch + n_negatives)) instead of O(batch x n_entities).
+        """
+        entity = self.module_.entity
+        n_entities = entity.shape[0]
+        if self.n_negatives is None or n_entities <= self.n_negatives:
+            return nn.functional.cross_entropy(q @ entity.t(), target)
+        n_draws = int(self.n_negatives)
+        answers, answer_of = torch.unique(target, return_inverse=True)
+        if answers.numel() + n_draws >= n_entities:  # scoring all entities is no dearer
+            return nn.functional.cross_entropy(q @ entity.t(), target)
+        draws = torch.randint(n_entities, (n_draws,), generator=self._generator)
+        draws = draws.to(entity.device)
+        negatives = q @ entity[draws].t() + math.log(n_entities / n_draws)
+        negatives = negatives.masked_fill(torch.isin(draws, answers)[None, :], -math.inf)
+        logits = torch.cat([q @ entity[answers].t(), negatives], dim=1)
+        return nn.functional.cross_entropy(logits, answer_of)
+
     def _get_loss(self, batch):
         """1-vs-all cross-entropy (recorded as ``train_loss``) plus the N3 and time penalties."""
         (facts,) = batch
         module = self.module_
         s, r, o, t = facts.unbind(1)
-        cross_entropy = nn.functional.cross_entropy
         q, rel_factors = module.query(s, r, t)
-        loss_fit = cross_entropy(q @ module.entity.t(), o)
+        loss_fit = self._entity_cross_entropy(q, o)
         if not self.reciprocal:
             q_head, _ = module.query(o, r, t, inverse=True)
-            loss_fit = 0.5 * (loss_fit + cross_entropy(q_head @ module.entity.t(), s))
+            loss_fit = 0.5 * (loss_fit + self._entity_cross_entropy(q_head, s))
         # N3 on the modulus of every complex/quaternion coordinate.
         factors = [module.entity_sq_moduli(s), *rel_factors, module.entity_sq_moduli(o)]
         loss_reg = self.emb_reg * sum(f.pow(1.5).sum() for f in factors) / facts.shape[0]
@@ -218,7 +247,14 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
             f"rank={self.rank})",
             "lower rank, or leave n_entities, n_relations and n_timestamps at None to size "
             "the tables by the ids in X")
-        self._check_score_memory(int(self.batch_size), "batch_size", factor=3)
+        scored = self.n_entities_
+        if self.n_negatives is not None and scored > self.n_negatives:
+            scored = min(scored, int(self.batch_size) + int(self.n_negatives))
+        check_allocation(
+            int(self.batch_size) * scored * 4 * 3, type(self).__name__,
+            f"the training scores of batch_size={self.batch_size} facts over {scored} "
+            f"entities (n_entities={self.n_entities_}, n_negatives={self.n_negatives})",
+            "lower batch_size or n_negatives")
 
     def _check_score_memory(self, n_queries, name, factor=1):
         # Each query scores every entity: (n_queries, n_entities) floats, ``factor`` copies.
@@ -299,6 +335,11 @@ class _BaseTemporalLinkPredictor(BaseTorchEstimator):
         head query (?, r, o, t) answered by s. Candidates that form another known
         fact at the same timestamp are filtered out; known facts are
         ``known_facts_`` ∪ ``X`` ∪ ``filter_facts``.
+
+        Filtered ranking scores every entity for every query: the cost is
+        O(n_facts x n_entities x rank) time for the two directions, plus an index
+        of the known facts built in O(n_known log n_known), and
+        O(batch_size x n_entities) memory for the scores of one batch.
 
         Parameters
         ----------

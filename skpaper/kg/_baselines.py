@@ -32,6 +32,14 @@ _KG_DOCS = {
             and head queries use the adjoint ⟨e_s ⊗ r_t, e_o⟩ = ⟨e_s, e_o ⊗ r̄_t⟩.
         init_scale : float, default=1e-2
             Standard deviation of the Gaussian initialisation of the tables.
+        n_negatives : int or None, default=2048
+            Training scores every entity for each fact (tkbc's 1-vs-all
+            cross-entropy) while there are at most ``n_negatives`` entities, or
+            when None. On larger graphs it scores the batch's answers and
+            ``n_negatives`` entities drawn uniformly (with replacement, reweighted
+            so that the softmax normaliser is unbiased), so that an epoch costs
+            O(n_facts x (batch_size + n_negatives) x rank) at most, rather than
+            O(n_facts x n_entities x rank). Evaluation always ranks every entity.
         n_entities, n_relations, n_timestamps : int or None, default=None
             Declared id spaces (at most 10**7 each): ids must lie in ``0..n - 1`` and
             each id gets a row. None maps the distinct ids of the fit data to rows
@@ -87,6 +95,14 @@ class ComplExLinkPredictor(_BaseTemporalLinkPredictor):
     TNTComplExLinkPredictor : Adds free timestamp embeddings.
     TeASTLinkPredictor : Relations on an Archimedean spiral timeline.
     TeDSLinkPredictor : Quaternion embeddings with two views of time.
+
+    Notes
+    -----
+    An epoch of training costs O(n_facts x min(n_entities, batch_size +
+    n_negatives) x rank): linear in the facts once the graph has more than
+    ``n_negatives`` entities (see ``n_negatives``). Filtered evaluation
+    (:meth:`evaluate`, :meth:`score`) ranks every entity for every test fact,
+    O(n_test x n_entities x rank), and :meth:`predict` scores every entity too.
 
     References
     ----------

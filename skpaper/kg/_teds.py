@@ -102,12 +102,13 @@ class TeDSLinkPredictor(_BaseTemporalLinkPredictor):
 
     def __init__(self, *, rank=64, max_epochs=50, batch_size=1000, lr=0.1, optimizer="adagrad",
                  emb_reg=1e-3, time_reg=1e-2, reciprocal=True, init_scale=1e-2,
-                 n_entities=None, n_relations=None, n_timestamps=None, device="auto",
-                 random_state=None, verbose=0, callbacks=None, inference_dtype="float32",
-                 time_angle="linear", composition="sum"):
+                 n_negatives=2048, n_entities=None, n_relations=None, n_timestamps=None,
+                 device="auto", random_state=None, verbose=0, callbacks=None,
+                 inference_dtype="float32", time_angle="linear", composition="sum"):
         super().__init__(rank=rank, max_epochs=max_epochs, batch_size=batch_size, lr=lr,
                          optimizer=optimizer, emb_reg=emb_reg, time_reg=time_reg,
-                         reciprocal=reciprocal, init_scale=init_scale, n_entities=n_entities,
+                         reciprocal=reciprocal, init_scale=init_scale,
+                         n_negatives=n_negatives, n_entities=n_entities,
                          n_relations=n_relations, n_timestamps=n_timestamps, device=device,
                          random_state=random_state, verbose=verbose, callbacks=callbacks,
                          inference_dtype=inference_dtype)

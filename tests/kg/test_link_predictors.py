@@ -336,3 +336,54 @@ def test_scores_past_the_memory_limit_are_refused(monkeypatch):
                                          r"n_entities=5000"):
         model.evaluate(_small_graph(), batch_size=4096)
     assert 0 < model.evaluate(_small_graph(), batch_size=64)["mrr"] <= 1
+
+
+def _fitted_complex(n_entities=300, **params):
+    X = make_synthetic_tkg(n_entities=n_entities, n_relations=4, n_timestamps=10,
+                           n_facts=3000, random_state=0)
+    model = ComplExLinkPredictor(rank=8, max_epochs=1, device="cpu", random_state=0, **params)
+    return model.fit(X), X
+
+
+def test_small_graphs_train_on_every_entity_whatever_n_negatives():
+    exact, X = _fitted_complex(n_negatives=None)
+    default, _ = _fitted_complex()
+    capped_above, _ = _fitted_complex(n_negatives=300)
+    for other in (default, capped_above):
+        np.testing.assert_array_equal(other.score_samples(X[:50]), exact.score_samples(X[:50]))
+
+
+def test_sampled_cross_entropy_scores_answers_and_draws_only(monkeypatch):
+    widths = []
+    cross_entropy = torch.nn.functional.cross_entropy
+
+    def recording(logits, target, *args, **kwargs):
+        widths.append(logits.shape[1])
+        return cross_entropy(logits, target, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "cross_entropy", recording)
+    model, X = _fitted_complex(n_negatives=16, batch_size=20)
+    n_entities = model.n_entities_
+    assert widths and max(widths) <= 20 + 16 < n_entities
+    first = model.score_samples(X[:20])
+    again, _ = _fitted_complex(n_negatives=16, batch_size=20)
+    np.testing.assert_array_equal(again.score_samples(X[:20]), first)
+
+
+def test_sampled_normaliser_estimates_the_full_one():
+    model, X = _fitted_complex(n_negatives=64)
+    module = model.module_.train()
+    fact = torch.as_tensor(model._validate_quadruples(X[:1], reset=False))
+    with torch.no_grad():
+        q, _ = module.query(fact[:, 0], fact[:, 1], fact[:, 3])
+        # Scores of spread about 1, so that the normaliser is not one entity's score.
+        module.entity.mul_(float((1.0 / (q @ module.entity.t()).std()) ** 0.5))
+        q, _ = module.query(fact[:, 0], fact[:, 1], fact[:, 3])
+        exact = float(torch.nn.functional.cross_entropy(q @ module.entity.t(), fact[:, 2]))
+        model._generator = torch.Generator().manual_seed(0)
+        sampled = np.array([float(model._entity_cross_entropy(q, fact[:, 2]))
+                            for _ in range(400)])
+    # For one query exp(cross-entropy) is the normaliser over the answer's weight: the
+    # sampled normaliser is unbiased, so the mean of exp agrees with the exact one.
+    assert sampled.std() > 0
+    np.testing.assert_allclose(np.exp(sampled).mean(), np.exp(exact), rtol=0.05)
