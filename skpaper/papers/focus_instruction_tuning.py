@@ -375,6 +375,9 @@ def _claim_robustness(scale, seed, out_dir):
                                 "identical focus accuracy across SMNLI splits); the decoupling "
                                 "that produces it here is our adaptation, so this claim is "
                                 "reported, not counted as a reproduction of the paper.",
+                check="nothing asserted: decoupled FIT's focus(C)-ignore(S) gain over vanilla "
+                      "on the flipped split and its spread across iid/low/flipped, with the "
+                      "same figures for its empty-instruction answers, over paired seeds",
                 reported=True)
 def _claim_invariance(scale, seed, out_dir):
     cfg = _SCALES[scale]
@@ -394,7 +397,8 @@ def _claim_invariance(scale, seed, out_dir):
                   "fit_decoupled_focus_C_ignore_S": {s: round(dec[s]["focus_C_ignore_S"], 4)
                                                      for s in _SPLITS},
                   "vanilla": {s: round(results["vanilla"][s]["empty"], 4) for s in _SPLITS}},
-        expected={}, passed=None,
+        expected={"reported": "gain and spread of decoupled FIT; no direction asserted"},
+        passed=None,
         notes=("Decoupling is an adaptation, not in the paper: under the types that exclude a "
                "feature the spurious columns are shuffled between examples, so the focus label "
                "cannot depend on the excluded feature; an LLM gets that from language instead. "
@@ -448,7 +452,7 @@ def _claim_unseen(scale, seed, out_dir):
                "by construction). Their correlation with y is flipped (rho=0.9 towards "
                "(y_S + 1) mod 3), so answering y_S and answering y disagree. The estimator's "
                "docstring expects focus(S) to fall to chance there (the limitation the paper "
-               "reports for unseen genres); a contradiction here is that limitation."),
+               "reports for unseen genres); where it is contradicted, that is the limitation."),
     )
 
 
@@ -461,6 +465,10 @@ def _claim_unseen(scale, seed, out_dir):
                                 "splits, with natural-language focus instructions and held-out "
                                 "paraphrases; the decoupling is our adaptation, so the text "
                                 "variant is reported, not counted as a reproduction.",
+                check="nothing asserted: the text models' focus(C)-ignore(S) gain over their "
+                      "empty-instruction answers on the flipped split, their minimum focus(S) "
+                      "accuracy on the seen splits and their steering effect on unseen genres, "
+                      "decoupled and plain, over paired seeds",
                 reported=True)
 def _claim_text(scale, seed, out_dir):
     cfg = _SCALES[scale]
@@ -489,8 +497,8 @@ def _claim_text(scale, seed, out_dir):
                       [_spread(r) for r in per_seed["text_fit_decoupled"]]),
                   "text_fit_decoupled_report": _round(results["text_fit_decoupled"]),
                   "text_fit_report": _round(results["text_fit"])},
-        expected={}, passed=None,
-        arms={"text_fit_decoupled": arm, "text_fit": arm}, artifacts=[artifact],
+        expected={"reported": "figures of the text models; no direction asserted"},
+        passed=None, arms={"text_fit_decoupled": arm, "text_fit": arm}, artifacts=[artifact],
         notes=("Trained from scratch on CPU (no pre-trained LLM): a word-level causal "
                "transformer, three paraphrases per instruction type, the instruction after "
                "the input. The empty-instruction answers are the vanilla reference (that type "
