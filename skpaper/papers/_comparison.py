@@ -73,7 +73,13 @@ class EffectOfInterest:
             raise ValueError("effect_of_interest reason must be a non-empty string.")
 
     def to_dict(self):
-        """``{"value", "source", "reason"}`` as written into the claim's JSON."""
+        """The effect as written into the claim's JSON.
+
+        Returns
+        -------
+        effect : dict
+            ``{"value", "source", "reason"}``.
+        """
         return {"value": float(self.value), "source": self.source, "reason": self.reason}
 
 
@@ -108,7 +114,13 @@ class ArmRun:
     extra: dict = field(default_factory=dict)
 
     def cost(self):
-        """The recorded cost fields, without the figure."""
+        """The recorded cost fields, without the figure.
+
+        Returns
+        -------
+        cost : dict
+            ``parameters``, ``train_steps``, ``train_examples`` and ``extra``.
+        """
         out = {"parameters": self.parameters, "train_steps": self.train_steps,
                "train_examples": self.train_examples}
         out.update(self.extra)
@@ -156,7 +168,45 @@ def _control_verdict(decision):
 
 @dataclass
 class Comparison:
-    """The outcome of :func:`run_comparison` (see there)."""
+    """The outcome of :func:`run_comparison` or :func:`decide_claim`.
+
+    Parameters
+    ----------
+    method, baseline : str or None
+        Arms of the check (``baseline`` None: the method's figures alone).
+    control_method, control_baseline : str or None
+        Arms of the negative control, None without one.
+    control_name : str or None
+        Name of the control (filled in from the claim when None).
+    effect_of_interest : EffectOfInterest
+        Declared with the claim.
+    seeds : list of int
+        The paired seeds that were run.
+    values : dict of str to list of float
+        Per-seed figures of every arm.
+    arms : dict
+        What each arm cost (parameters, training steps and examples).
+    decision, control_decision : Decision or None
+        Verdicts of the check and of the control (see :func:`~skpaper.papers._stats.decide`).
+    looks : tuple of int
+        The planned looks.
+    metric : str
+        Name of the figure.
+    alpha : float, default=0.05
+        Each side's error over the whole sequence.
+
+    See Also
+    --------
+    run_comparison : Run arms on sequential seeds and build one.
+
+    Examples
+    --------
+    >>> from skpaper.papers import EffectOfInterest, decide_claim
+    >>> comparison = decide_claim([0.9, 0.92, 0.91], [0.8, 0.81, 0.8],
+    ...                           effect_of_interest=EffectOfInterest(0.05, "ours", "example"))
+    >>> comparison.verdict, comparison.power()["n_seeds"]
+    ('pass', 3)
+    """
 
     method: str
     baseline: str | None
@@ -184,11 +234,25 @@ class Comparison:
         return _control_verdict(self.control_decision)
 
     def power(self):
-        """Power figures of the check: seeds used, SD of the differences, seeds needed."""
+        """Power figures of the check.
+
+        Returns
+        -------
+        power : dict
+            ``{"n_seeds", "sd", "seeds_needed"}``: seeds used, standard deviation
+            of the paired differences, seeds that deviation needs to decide.
+        """
         return self.decision.power()
 
     def observed(self):
-        """The figures of the comparison, as written into ``observed``."""
+        """The figures of the comparison, as written into ``observed``.
+
+        Returns
+        -------
+        observed : dict
+            The metric, seeds, the check's decision, and each arm's mean and
+            per-seed figures.
+        """
         means = {arm: float(np.mean(v)) for arm, v in self.values.items()}
         out = {"metric": self.metric, "n_seeds": len(self.seeds),
                "difference": f"{self.method} - {self.baseline}" if self.baseline
@@ -199,7 +263,13 @@ class Comparison:
         return out
 
     def control_result(self):
-        """The :class:`ControlResult` of the control arm, or None without one."""
+        """The negative control's outcome.
+
+        Returns
+        -------
+        control : ControlResult or None
+            With ``verdict`` and ``zero_spread`` set; None without a control.
+        """
         from ._registry import ControlResult
 
         if self.control_decision is None:
@@ -222,7 +292,14 @@ class Comparison:
         expected : dict or None, default=None
             The criterion in words; by default the margins of the check.
         artifacts : sequence of str, default=()
+            Plots and tables, relative to the claim's output folder.
         notes : str, default=""
+            Caveats.
+
+        Returns
+        -------
+        result : ClaimResult
+            Verdict, control, arms and power filled in.
         """
         from ._registry import ClaimResult
 
@@ -285,6 +362,7 @@ def run_comparison(arms, *, method, baseline, seed, looks, effect_of_interest,
     Returns
     -------
     comparison : Comparison
+        Per-seed figures, verdicts of the check and control, arms and power.
 
     Examples
     --------
@@ -370,21 +448,36 @@ def decide_claim(method, baseline=None, *, effect_of_interest, alternative="grea
 
     Parameters
     ----------
-    method, baseline : array-like of float
-        Per-seed figures of the check's arms (``baseline`` None: the figures
+    method : array-like of float
+        Per-seed figures of the method.
+    baseline : array-like of float or None, default=None
+        Per-seed figures of the baseline (None: the method's figures
         themselves are checked).
-    control_method, control_baseline : array-like of float or None
-        Per-seed figures of the control's arms; ``control_baseline``
-        defaults to ``baseline``.
-    effect_of_interest, alternative, margin, looks, alpha, metric
-        As in :func:`run_comparison`.
+    effect_of_interest : EffectOfInterest
+        Declared with the claim.
+    alternative : {"greater", "less"}, default="greater"
+        The paper's direction.
+    margin : float, default=0.0
+        What the bound on the paper's side must beat.
+    control_method : array-like of float or None, default=None
+        Per-seed figures of the control (the mechanism removed).
+    control_baseline : array-like of float or None, default=None
+        What the control is compared with; defaults to ``baseline``.
+    looks : sequence of int or None, default=None
+        Looks at which the figures (in seed order) are evaluated; None: one.
+    alpha : float, default=0.05
+        Each side's error.
     arms : dict or None, default=None
         ``{arm: {"parameters", "train_steps", "train_examples", ...}}``.
+    metric : str, default="figure"
+        Name of the figure.
     seeds : list of int or None, default=None
+        The seeds the figures came from, for the JSON.
 
     Returns
     -------
     comparison : Comparison
+        Verdicts of the check and of the control, and the power figures.
 
     Examples
     --------

@@ -697,6 +697,8 @@ def shared_cache(maxsize=8):
     Returns
     -------
     decorator : callable
+        Wraps a function with the cache (``cache_info()`` and ``cache_clear()``
+        as :func:`functools.lru_cache` offers).
 
     Examples
     --------
