@@ -235,8 +235,8 @@ def _claim_risks(scale, seed, out_dir):
                     "effect when gamma > 1; linear transfer turns negative for "
                     "gamma > 1 + sigma^2 / sin^2 theta.",
     check="per repeat, the mean over the points with |T_theory| > 0.05 (linear transfer "
-          "and fine-tuning) of clip(T_simulated / T_theory, -1, 1), a sign agreement made continuous (1: "
-          "every point has the theory's sign and size, -1: the other sign); "
+          "and fine-tuning) of clip(T_simulated / T_theory, -1, 1), a sign agreement made "
+          "continuous (1: every point has the theory's sign and size, -1: the other sign); "
           f"paired over the repeats, its lower 95% bound > {_SIGN_MARGIN_AGREE}",
     control="the same agreement for transfer from a source pretrained on an independent "
             "teacher (the next repeat's): the transferred features removed, the theory at the "
@@ -319,6 +319,18 @@ def _pretrained(cfg, task, seed):
     return FrozenEstimator(source.set_params(lr=0.1, max_iter=cfg["max_iter"], tol=1e-5))
 
 
+def _fit_halving(estimator, X, y, tries=4):
+    """Fit by gradient descent, halving the step size when it diverges (a draw of the data
+    can make the scratch network's fixed step too large)."""
+    for attempt in range(tries):
+        try:
+            return clone(estimator).fit(X, y)
+        except ValueError as error:
+            if "diverged" not in str(error) or attempt == tries - 1:
+                raise
+            estimator = estimator.set_params(lr=estimator.lr / 2)
+
+
 @shared_cache(maxsize=16)
 def _relu_seed(scale, seed):
     """One seed's diagram: risks per (ablation, n) of every mode, matched and swapped source.
@@ -346,9 +358,9 @@ def _relu_seed(scale, seed):
             for j, n in enumerate(ns):
                 X, y = task.X[:n], task.y[:n]
                 if a == 0:
-                    scratch = TwoLayerReLURegressor(
+                    scratch = _fit_halving(TwoLayerReLURegressor(
                         n_hidden=cfg["n_hidden"], init_scale=1e-2, lr=0.5,
-                        max_iter=cfg["max_iter"], random_state=own).fit(X, y)
+                        max_iter=cfg["max_iter"], random_state=own), X, y)
                     risk["scratch"][:, j] = _mse(scratch, task.X_test, task.y_test)
                 for suffix, source in sources.items():
                     # ridge 1e-5 (times n): the authors' default for unregularised readout.
