@@ -216,8 +216,8 @@ def bench_strings(lg_k, repeat):
             out[f"{name}_read_only_words_per_s"] = n / read
     # Keys longer than 16 code points (two words joined, 17-22 characters),
     # which take the U kernel's general path: the goal there is 0.5x the list.
-    long_words = [f"{a}-{b}" for a, b in zip(words[::2], words[1::2])
-                  if 17 <= len(a) + len(b) + 1 <= 22] * 20
+    long_words = [f"{a}-{b}" for shift in range(1, 8) for a, b in zip(words, words[shift:])
+                  if 17 <= len(a) + len(b) + 1 <= 22][:n]
     if long_words:
         long_u = np.array(long_words)
         t_list, t_u = [], []
