@@ -34,6 +34,9 @@ _EIG_FLOOR = 1e-6
 #: cell probabilities are too curved in sigma for its chi-square approximation.
 _JTEST_MAX_CORR = 0.9
 
+#: Largest stack of pairwise influence vectors (bytes) kept for vectorized Wald tests.
+_STACK_BYTES = 256 * 2**20
+
 #: Continuous columns are cut at these quantiles for the chi-square fallback test.
 _FALLBACK_QUANTILES = (0.25, 0.5, 0.75)
 
@@ -370,6 +373,7 @@ class DiscretizedCITest(BaseEstimator):
         self._results = {}
         self._pair_misfit = {}
         self._jtests = {}
+        self._corr = self._xi_stack = None
         self.fallbacks_ = {}
         if hasattr(self, "model_check_"):
             del self.model_check_
@@ -420,6 +424,14 @@ class DiscretizedCITest(BaseEstimator):
     # -------------------------------------------------------------- tests
     def _check_indices(self, i, j, cond):
         p = self.n_features_in_
+        if (type(i) is int and type(j) is int and type(cond) is tuple  # noqa: E721
+                and all(type(c) is int for c in cond)):  # noqa: E721
+            # PC's calls: plain ints in a sorted tuple, checked without the general path.
+            members = (i, j, *cond)
+            if (min(members) >= 0 and max(members) < p and i != j
+                    and len(set(members)) == len(members)
+                    and all(x < y for x, y in zip(cond, cond[1:]))):
+                return min(i, j), max(i, j), cond
 
         def as_index(value, name):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
@@ -467,7 +479,26 @@ class DiscretizedCITest(BaseEstimator):
         r = float(np.clip(r, -1.0 + 1e-12, 1.0 - 1e-12))
         return float(np.sqrt(dof) * np.arctanh(r))
 
+    def _stack_pairs(self):
+        """Every pairwise estimate at once: the latent correlation matrix and, when it fits
+        in ``_STACK_BYTES``, the influence vectors as a ``(p, p, n)`` array, which the
+        Wald tests then combine without Python loops. Called by :meth:`check_model`."""
+        p, n = self.n_features_in_, self.n_samples_fit_
+        corr = np.eye(p)
+        stack = np.zeros((p, p, n)) if p * p * n * 8 <= _STACK_BYTES else None
+        for u, v in combinations(range(p), 2):
+            sigma, xi = self._pair(u, v)
+            corr[u, v] = corr[v, u] = sigma
+            if stack is not None:
+                stack[u, v] = stack[v, u] = xi
+        self._corr = corr
+        self._xi_stack = stack
+        return corr
+
     def _latent_submatrix(self, nodes):
+        corr = getattr(self, "_corr", None)
+        if corr is not None:
+            return corr[nodes][:, nodes]
         m = len(nodes)
         sigma = np.eye(m)
         for s, t in combinations(range(m), 2):
@@ -559,7 +590,7 @@ class DiscretizedCITest(BaseEstimator):
                       "message": ""}
             self.model_check_ = report
             return report
-        corr = self.latent_corr_
+        corr = self._stack_pairs()
         jtest = {pair: res for pair in combinations(range(p), 2)
                  if (res := self._jtest(*pair)) is not None}
         threshold = self._jtest_threshold()
@@ -651,6 +682,13 @@ class DiscretizedCITest(BaseEstimator):
         beta0 = beta.copy()
         beta0[0] = 0.0
         rest = nodes[1:]
+        stack = getattr(self, "_xi_stack", None)
+        if stack is not None:
+            weights = np.outer(theta[0], beta0)
+            np.fill_diagonal(weights, 0.0)
+            infl = theta[0] @ stack[rest, a] - np.einsum(
+                "vq,vqn->n", weights, stack[rest][:, rest])
+            return self._wald_statistic(beta[0], infl)
         infl = np.zeros(self.n_samples_fit_)
         for vi, v in enumerate(rest):
             term = self._xi(v, a).copy()
@@ -658,10 +696,13 @@ class DiscretizedCITest(BaseEstimator):
                 if q != v and beta0[qi] != 0.0:
                     term -= beta0[qi] * self._xi(v, q)
             infl += theta[0, vi] * term
+        return self._wald_statistic(beta[0], infl)
+
+    def _wald_statistic(self, beta_b, infl):
         sd = np.sqrt(np.mean(infl * infl))
         if sd == 0.0:
-            return 0.0 if beta[0] == 0.0 else float(np.copysign(np.inf, beta[0]))
-        return float(np.sqrt(self.n_samples_fit_) * beta[0] / sd)
+            return 0.0 if beta_b == 0.0 else float(np.copysign(np.inf, beta_b))
+        return float(np.sqrt(self.n_samples_fit_) * beta_b / sd)
 
     def test(self, i, j, cond=()):
         """Test ``Z_i indep Z_j | Z_cond`` for the latent variables.

@@ -3,13 +3,26 @@
 import numbers
 import warnings
 from itertools import combinations
+from math import comb
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from ..utils import parallel_map
-from ..utils._sklearn import HasMethods, Interval, _fit_context, validate_data, validate_params
+from ..utils._sklearn import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    validate_data,
+    validate_params,
+)
 from ._citest import DiscretizedCITest
+
+#: With ``max_cond_size="auto"``, PC starts no level that would take the total number of
+#: tests past this (one-factor data keep the graph complete, and the tests of a complete
+#: graph grow as ``p**2 * C(p - 2, level)``).
+AUTO_TEST_BUDGET = 50_000
 
 
 def _edge_search(edge, neighbours, level, ci_test, alpha):
@@ -34,12 +47,22 @@ def _edge_search(edge, neighbours, level, ci_test, alpha):
     return edge, None, n_tests
 
 
-def _skeleton(ci_test, n_nodes, alpha, max_cond_size, n_jobs):
+def _level_tests(edges, neighbours, level):
+    """Upper bound on the tests of one level (both endpoints' sets, repeats counted)."""
+    return sum(comb(len(neighbours[i]) - 1, level) + comb(len(neighbours[j]) - 1, level)
+               for i, j in edges)
+
+
+def _skeleton(ci_test, n_nodes, alpha, max_cond_size, n_jobs, budget=None):
+    """Adjacency, separating sets, test count, the last level run and, when the budget
+    stopped it, the level not started with its estimated test count (else None)."""
     adj = np.ones((n_nodes, n_nodes), dtype=bool)
     np.fill_diagonal(adj, False)
     sepsets = {}
     n_tests = 0
     level = 0
+    stopped = None
+    last_level = -1
     while max_cond_size is None or level <= max_cond_size:
         neighbours = {v: set(np.flatnonzero(adj[v]).tolist()) for v in range(n_nodes)}
         edges = [
@@ -48,17 +71,23 @@ def _skeleton(ci_test, n_nodes, alpha, max_cond_size, n_jobs):
         ]
         if not edges:
             break
+        if budget is not None:
+            planned = _level_tests(edges, neighbours, level)
+            if n_tests + planned > budget:
+                stopped = (level, planned)
+                break
         results = parallel_map(
             _edge_search, edges, n_jobs=n_jobs, prefer="threads",
             neighbours=neighbours, level=level, ci_test=ci_test, alpha=alpha,
         )
+        last_level = level
         for (i, j), cond, count in results:
             n_tests += count
             if cond is not None:
                 adj[i, j] = adj[j, i] = False
                 sepsets[(i, j)] = cond
         level += 1
-    return adj, sepsets, n_tests
+    return adj, sepsets, n_tests, last_level, stopped
 
 
 def _meek(G):
@@ -133,8 +162,14 @@ class PC(BaseEstimator):
     alpha : float, default=0.05
         Significance level: an edge is removed when some test's p-value
         exceeds ``alpha``.
-    max_cond_size : int, default=None
-        Largest conditioning set tried; ``None`` for no limit.
+    max_cond_size : int, None or "auto", default="auto"
+        Largest conditioning set tried; ``None`` for no limit. ``"auto"`` has
+        no limit either but starts no level whose tests (counted from the
+        adjacency sets before it) would take the total past 50,000, and then
+        warns: PC's cost grows as ``C(degree, level)`` per edge, so data whose
+        graph stays dense (a one-factor model keeps every pair dependent)
+        would otherwise take hours at 20-50 variables. Edges it keeps may have
+        been removed by the levels it skips; ``None`` runs them all.
     n_jobs : int, default=None
         Jobs over the edges of one level (threads, so the test's caches are
         shared). ``None`` means 1 unless in a ``joblib.parallel_config``.
@@ -152,6 +187,11 @@ class PC(BaseEstimator):
         ``{(i, j): cond}`` with ``i < j`` for every removed edge.
     n_tests_ : int
         Number of conditional independence tests run.
+    max_cond_size_ : int
+        Largest conditioning set size tested (``-1`` when no test ran).
+    truncated_ : bool
+        Whether ``max_cond_size="auto"`` stopped before a level that could
+        still remove edges (a warning says which).
     fallback_tests_ : list of dict
         The tests that fell back from the latent Wald test to the chi-square
         test on the codes because the latent Gaussian model did not fit
@@ -201,11 +241,12 @@ class PC(BaseEstimator):
     _parameter_constraints: dict = {
         "ci_test": [HasMethods(["fit", "pvalue"]), None],
         "alpha": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "max_cond_size": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "max_cond_size": [Interval(numbers.Integral, 0, None, closed="left"), None,
+                          StrOptions({"auto"})],
         "n_jobs": [numbers.Integral, None],
     }
 
-    def __init__(self, *, ci_test=None, alpha=0.05, max_cond_size=None, n_jobs=None):
+    def __init__(self, *, ci_test=None, alpha=0.05, max_cond_size="auto", n_jobs=None):
         self.ci_test = ci_test
         self.alpha = alpha
         self.max_cond_size = max_cond_size
@@ -244,9 +285,20 @@ class PC(BaseEstimator):
                         "can keep large p-values for dependent pairs and drop true edges; "
                         "DiscretizedCITest(model_check='fallback') tests them on the codes.",
                         UserWarning, stacklevel=2)
-        adj, sepsets, n_tests = _skeleton(
-            test, X.shape[1], self.alpha, self.max_cond_size, self.n_jobs
+        auto = self.max_cond_size == "auto"
+        adj, sepsets, n_tests, last_level, stopped = _skeleton(
+            test, X.shape[1], self.alpha, None if auto else self.max_cond_size, self.n_jobs,
+            budget=AUTO_TEST_BUDGET if auto else None,
         )
+        self.truncated_ = stopped is not None
+        self.max_cond_size_ = last_level
+        if stopped is not None:
+            warnings.warn(
+                f"PC: stopped before conditioning sets of size {stopped[0]} (about "
+                f"{stopped[1]} more tests after {n_tests}; max_cond_size='auto' keeps the "
+                f"total within {AUTO_TEST_BUDGET}). {int(adj.sum()) // 2} edges remain, some "
+                "of which larger sets might remove; max_cond_size=None runs every level.",
+                UserWarning, stacklevel=2)
         self.ci_test_ = test
         self.skeleton_ = adj.astype(int)
         self.sepsets_ = sepsets
