@@ -545,13 +545,19 @@ def test_lm_bad_input_in_predict_and_report(sentiment_fit):
 
 # ------------------------------------------------------------------------------- claims
 def test_claims_smoke_report_every_type_per_split():
-    from skpaper.papers.focus_instruction_tuning import _experiment
+    from skpaper.papers._stats import claim_seeds
+    from skpaper.papers.focus_instruction_tuning import (
+        _mean_reports,
+        _tab_per_seed,
+        _text_experiment,
+    )
 
-    results, per_seed = _experiment("smoke", 0)
+    per_seed = {**_tab_per_seed("smoke", claim_seeds(0, 2, 1)), **_text_experiment("smoke", 0)}
+    results = {name: _mean_reports(reports) for name, reports in per_seed.items()}
     assert all(len(runs) == 2 for runs in per_seed.values())
     splits = {"iid", "low", "flipped", "unseen_flipped"}
-    for name in ("fit", "fit_decoupled", "sft_hidden_instruction", "text_fit",
-                 "text_fit_decoupled"):
+    for name in ("fit", "fit_decoupled", "sft_hidden_instruction", "fit_shuffled_instruction",
+                 "text_fit", "text_fit_decoupled"):
         assert set(results[name]) == splits
         for split in splits:
             row = results[name][split]
