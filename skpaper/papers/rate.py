@@ -367,7 +367,7 @@ def _claim_non_idempotent_control(scale, seed, out_dir):
     return ClaimResult(
         observed={f"{label}_{k}_bias": v for label in bias for k, v in bias[label].items()}
         | {"seeds": seeds},
-        expected={},
+        expected={"non_idempotent": "ATT below 0 and ATU above 0, ATE near 0 (reported)"},
         passed=None,
         artifacts=[artifact],
         notes=(f"{n} reviews, confounding {_CONFOUNDING}, mean of {n_seeds} seed(s), "
