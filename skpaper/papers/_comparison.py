@@ -522,3 +522,95 @@ def decide_claim(method, baseline=None, *, effect_of_interest, alternative="grea
                       values=values, arms=arms or {}, decision=decision,
                       control_decision=control, looks=tuple(looks) if looks else (n,),
                       metric=metric, alpha=alpha)
+
+
+def all_of(comparisons, *, observed, artifacts, notes):
+    """One :class:`ClaimResult` from several comparisons that must all hold.
+
+    The check passes when every comparison passes and is contradicted when
+    any is; the control fails (decisively) only when every control does,
+    and passes when any passes. Each comparison keeps its own figures in
+    ``observed["by_setting"]``; the power figures are those of the setting
+    that needs the most seeds.
+
+    Parameters
+    ----------
+    comparisons : dict of str to Comparison
+        One comparison per setting (a sample size, a world), each with a control.
+    observed : dict
+        Extra figures.
+    artifacts : sequence of str
+        Plots and tables.
+    notes : str
+        Caveats.
+
+    Returns
+    -------
+    result : ClaimResult
+    """
+    from ._registry import ClaimResult, ControlResult
+
+    verdicts = [c.verdict for c in comparisons.values()]
+    verdict = ("contradicted" if "contradicted" in verdicts else
+               "pass" if all(v == "pass" for v in verdicts) else "undecided")
+    controls = [c.control_result() for c in comparisons.values()]
+    control_verdicts = [c.verdict for c in controls]
+    control_verdict = ("pass" if "pass" in control_verdicts else
+                       "fail" if all(v == "fail" for v in control_verdicts) else "undecided")
+    by_setting = {label: {**c.observed(), "control": c.control_result().observed,
+                          "control_verdict": c.control_verdict}
+                  for label, c in comparisons.items()}
+    powers = {label: c.power() for label, c in comparisons.items()}
+    worst = max(powers.values(), key=lambda p: p["seeds_needed"] or 0)
+    arms = {}
+    for label, c in comparisons.items():
+        for arm, record in c.arms.items():
+            arms[f"{arm} [{label}]"] = record
+    first = next(iter(comparisons.values()))
+    return ClaimResult(
+        observed={"by_setting": by_setting, **observed},
+        expected={"reproduced": "every setting passes: " + str(
+                      first.claim_result().expected["reproduced"]),
+                  "contradicted": "any setting excludes the effect of interest "
+                                  f"{first.effect_of_interest.value:g}"},
+        passed=verdict == "pass", verdict=verdict,
+        control=ControlResult(observed={label: c.control_result().observed
+                                        for label, c in comparisons.items()},
+                              passed=control_verdict == "pass", verdict=control_verdict,
+                              zero_spread=any(c.zero_spread for c in controls)),
+        arms=arms, power={**worst, "by_setting": powers}, artifacts=list(artifacts),
+        notes=notes)
+
+
+def coverage_comparison(arms, *, method, control_method, seed, looks, key=(),
+                         effect_of_interest, under, over, metric):
+    """Coverage decided on both sides on the same sequential trials.
+
+    ``under`` is the margin the lower bound must beat, ``over`` the one the
+    upper bound must stay below; the nominal rate is the effect of interest
+    of both sides. Trials are added look by look until both sides (and the
+    control, on the under-coverage side) are decided, or the last look.
+    Returns ``(comparison of the under side, Decision of the over side,
+    verdict)``; the verdict is ``"contradicted"`` when either side is.
+    """
+    from ._stats import decide
+
+    seeds = claim_seeds(seed, looks[-1], *key)
+    for look in looks:
+        values = {name: [arm(s) for s in seeds[:look]] for name, arm in arms.items()}
+        reached = tuple(n for n in looks if n <= look)
+        cmp = decide_claim(values[method], effect_of_interest=effect_of_interest,
+                           alternative="greater", margin=under,
+                           control_method=values[control_method], looks=reached,
+                           seeds=seeds[:look], metric=metric)
+        high = decide(values[method], effect_of_interest=float(effect_of_interest.value),
+                      alternative="less", margin=over, looks=reached)
+        verdicts = (cmp.verdict, high.verdict)
+        if "contradicted" in verdicts or (verdicts == ("pass", "pass")
+                                          and cmp.control_verdict != "undecided"):
+            break
+    cmp.values = {name: v for name, v in values.items()}
+    cmp.looks = tuple(looks)
+    verdict = ("contradicted" if "contradicted" in verdicts else
+               "pass" if verdicts == ("pass", "pass") else "undecided")
+    return cmp, high, verdict

@@ -22,11 +22,10 @@ import numpy as np
 
 from ..datasets import make_acp_covariate_shift
 from ..semisupervised import ACPShiftEstimator, LabeledOnlyEstimator, WeightedPPIEstimator
-from ._comparison import EffectOfInterest, run_comparison
+from ._comparison import EffectOfInterest, coverage_comparison, run_comparison
 from ._plotting import new_figure, save_figure
 from ._registry import ClaimResult, register_claim, register_paper, shared_cache
 from ._stats import claim_seeds, decide
-from .rate import _coverage_comparison
 
 SLUG = "acp-doubly-robust"
 
@@ -338,7 +337,7 @@ def _claim_coverage(scale, seed, out_dir):
     methods = ("acp", "ppi_unweighted", "ppi_weighted", "labeled_only")
     arms = {m: (lambda m: lambda s: float(_replication(3.0, N_UNLABELED, s, m)[2]))(m)
             for m in methods}
-    under, over, verdict = _coverage_comparison(
+    under, over, verdict = coverage_comparison(
         arms, method="acp", control_method="ppi_weighted", seed=seed, looks=looks,
         key=(30,), effect_of_interest=_COVERAGE_EOI, under=_UNDER_MARGIN, over=_OVER_MARGIN,
         metric="coverage of the unlabeled mean")

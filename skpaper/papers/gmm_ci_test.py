@@ -21,9 +21,9 @@ import warnings
 
 import numpy as np
 
-from ._comparison import ArmRun, EffectOfInterest, run_comparison
+from ._comparison import ArmRun, EffectOfInterest, all_of, run_comparison
 from ._plotting import new_figure, save_figure
-from ._registry import ClaimResult, ControlResult, register_claim, register_paper, shared_cache
+from ._registry import register_claim, register_paper, shared_cache
 
 SLUG = "gmm-ci-test"
 
@@ -63,46 +63,6 @@ _SHD_EOI = EffectOfInterest(
     -0.5, "ours",
     "half a structural error per 8-node graph (about an eighth of the mean SHD of the "
     "baselines): the smallest reduction worth a change of test")
-
-
-def _all_of(comparisons, *, observed, artifacts, notes):
-    """One :class:`ClaimResult` from several comparisons that must all hold.
-
-    The check passes when every comparison passes and is contradicted when
-    any is; the control fails (decisively) only when every control does,
-    and passes when any passes. Each comparison keeps its own figures in
-    ``observed["by_setting"]``.
-    """
-    verdicts = [c.verdict for c in comparisons.values()]
-    verdict = ("contradicted" if "contradicted" in verdicts else
-               "pass" if all(v == "pass" for v in verdicts) else "undecided")
-    controls = [c.control_result() for c in comparisons.values()]
-    control_verdicts = [c.verdict for c in controls]
-    control_verdict = ("pass" if "pass" in control_verdicts else
-                       "fail" if all(v == "fail" for v in control_verdicts) else "undecided")
-    by_setting = {label: {**c.observed(), "control": c.control_result().observed,
-                          "control_verdict": c.control_verdict}
-                  for label, c in comparisons.items()}
-    powers = {label: c.power() for label, c in comparisons.items()}
-    worst = max(powers.values(), key=lambda p: p["seeds_needed"] or 0)
-    arms = {}
-    for label, c in comparisons.items():
-        for arm, record in c.arms.items():
-            arms[f"{arm} [{label}]"] = record
-    first = next(iter(comparisons.values()))
-    return ClaimResult(
-        observed={"by_setting": by_setting, **observed},
-        expected={"reproduced": "every setting passes: " + str(
-                      first.claim_result().expected["reproduced"]),
-                  "contradicted": "any setting excludes the effect of interest "
-                                  f"{first.effect_of_interest.value:g}"},
-        passed=verdict == "pass", verdict=verdict,
-        control=ControlResult(observed={label: c.control_result().observed
-                                        for label, c in comparisons.items()},
-                              passed=control_verdict == "pass", verdict=control_verdict,
-                              zero_spread=any(c.zero_spread for c in controls)),
-        arms=arms, power={**worst, "by_setting": powers}, artifacts=list(artifacts),
-        notes=notes)
 
 
 def _pvalue(X, params, cond):
@@ -180,7 +140,7 @@ def _claim_type_one_error(scale, seed, out_dir):
     ax.set_title("Z1 indep Z3 | Z2, discretized chain")
     ax.legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "type_one_error_vs_n")
-    return _all_of(
+    return all_of(
         comparisons,
         observed={"n": list(sizes), "rejection_rates": rates, "fallback_tests": fallbacks,
                   "spec_prototype_n200_500_1000": {"GMM one-step": [0.045, 0.05, 0.035],
@@ -231,7 +191,7 @@ def _claim_power(scale, seed, out_dir):
     ax.set_title("direct edge 0.25 on a discretized chain")
     ax.legend(fontsize=8)
     artifact = save_figure(fig, out_dir, "power_vs_n")
-    return _all_of(
+    return all_of(
         comparisons,
         observed={"n": list(sizes), "power": power, "fallback_tests": fallbacks,
                   "spec_prototype_n200_500": {"GMM one-step": [0.68, 0.955],

@@ -22,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from ._comparison import EffectOfInterest, run_comparison
+from ._comparison import EffectOfInterest, all_of, coverage_comparison, run_comparison
 from ._plotting import new_figure, save_figure
 from ._registry import ClaimResult, register_claim, register_paper, shared_cache
 from ._stats import claim_seeds
@@ -156,7 +156,6 @@ _TITLES = {"known": "known additive reward", "ridge": "ridge reward model",
     effect_of_interest=_BIAS_EOI,
 )
 def _claim_confounding_bias(scale, seed, out_dir):
-    from .gmm_ci_test import _all_of
 
     levels, n, looks, per_level = _CONFOUNDING_SETTINGS[scale]
 
@@ -204,7 +203,7 @@ def _claim_confounding_bias(scale, seed, out_dir):
     axes[0].set_ylabel("effect of sentiment on reward")
     axes[0].legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "rate_vs_confounding")
-    return _all_of(
+    return all_of(
         comparisons,
         observed={"sweep": rows, "additive_rate_ate_abs_error_max": exact,
                   "n_reviews": n},
@@ -228,41 +227,6 @@ def _coverage_trial(seed, n, confounding, population_effect, alpha, reward):
     rate = RATE(rewriter=LexiconRewriter(), reward_model=reward, alpha=alpha).fit(texts, w)
     return {key: bool(rate.ci_[key][0] <= population_effect <= rate.ci_[key][1])
             for key in ("ate", "att", "atu", "naive", "single_rewrite_att")}
-
-
-def _coverage_comparison(arms, *, method, control_method, seed, looks, key=(),
-                         effect_of_interest, under, over, metric):
-    """Coverage decided on both sides on the same sequential trials.
-
-    ``under`` is the margin the lower bound must beat, ``over`` the one the
-    upper bound must stay below; the nominal rate is the effect of interest
-    of both sides. Trials are added look by look until both sides (and the
-    control, on the under-coverage side) are decided, or the last look.
-    Returns ``(comparison of the under side, Decision of the over side,
-    verdict)``; the verdict is ``"contradicted"`` when either side is.
-    """
-    from ._comparison import decide_claim
-    from ._stats import decide
-
-    seeds = claim_seeds(seed, looks[-1], *key)
-    for look in looks:
-        values = {name: [arm(s) for s in seeds[:look]] for name, arm in arms.items()}
-        reached = tuple(n for n in looks if n <= look)
-        cmp = decide_claim(values[method], effect_of_interest=effect_of_interest,
-                           alternative="greater", margin=under,
-                           control_method=values[control_method], looks=reached,
-                           seeds=seeds[:look], metric=metric)
-        high = decide(values[method], effect_of_interest=float(effect_of_interest.value),
-                      alternative="less", margin=over, looks=reached)
-        verdicts = (cmp.verdict, high.verdict)
-        if "contradicted" in verdicts or (verdicts == ("pass", "pass")
-                                          and cmp.control_verdict != "undecided"):
-            break
-    cmp.values = {name: v for name, v in values.items()}
-    cmp.looks = tuple(looks)
-    verdict = ("contradicted" if "contradicted" in verdicts else
-               "pass" if verdicts == ("pass", "pass") else "undecided")
-    return cmp, high, verdict
 
 
 @shared_cache(maxsize=4096)
@@ -296,7 +260,7 @@ def _claim_ci_coverage(scale, seed, out_dir):
     looks, n = _COVERAGE_SETTINGS[scale]
     arms = {key: (lambda k: lambda s: float(_covered(s, n)[k]))(key)
             for key in ("ate", "single_rewrite_att", "att", "atu", "naive")}
-    under, over, verdict = _coverage_comparison(
+    under, over, verdict = coverage_comparison(
         arms, method="ate", control_method="single_rewrite_att", seed=seed, looks=looks,
         effect_of_interest=_COVERAGE_EOI, under=_UNDER_MARGIN, over=_OVER_MARGIN,
         metric="coverage of the population ATE")
