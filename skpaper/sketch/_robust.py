@@ -168,7 +168,9 @@ class RobustCardinalitySketch(BaseEstimator):
         :func:`deactivation_budget` ``(epsilon, key_epsilon, delta)``.
     key_epsilon : float, default=50.0
         Total privacy loss allowed per key when ``budget="auto"``. The default is
-        ours, set by simulation (see Notes): a formal generalization guarantee
+        ours, checked on a calibration setting that shares no configuration
+        with the reproduction's claims (``k = 128``, 5,000 keys, 1,536 to
+        12,288 attack queries; see Notes): a formal generalization guarantee
         needs ``key_epsilon`` near the target relative error, which at
         practical ``k`` leaves fewer than one charge per key.
         The deactivated set grows as ``Q * k / budget_`` over ``Q`` queries of
@@ -280,12 +282,24 @@ class RobustCardinalitySketch(BaseEstimator):
     which remove the dependence of the stopping bias on the query size and the
     rare huge answers of a noise-triggered stop at a tiny threshold (measured
     bias without attack: +0.4% to +1.2% from 64 to 20,000 keys at
-    ``k = 256``); (c) the default ``key_epsilon``, set by simulation at
-    ``k = 256``: 1,024 random half-queries over 10,000 keys deactivate about
-    ``k`` keys and leave the answers unbiased, while the correlation attack
-    with 2,048 queries fails and leaves about ``2k`` keys
-    deactivated. A formal generalization guarantee needs ``key_epsilon`` near
-    the target relative error, far below this.
+    ``k = 256``); (c) the default ``key_epsilon = 50``. It was first chosen at
+    the configuration of the attack claim of the reproduction (``k = 256``,
+    10,000 keys, 2,048 queries), which is tuning on the test; it is now
+    checked on a calibration setting that shares no configuration with any
+    claim: ``k = 128``, ``epsilon = 0.4`` (the default ``k * epsilon``), a
+    ground set of 5,000 keys, correlation attacks of 1,536, 3,072, 6,144 and
+    12,288 queries (6 to 12 seeds), and 4 x 768 random half-queries without
+    attack. The stated criterion: under every attack size the mean of
+    ``max(|ratio_in - 1|, |ratio_out - 1|)`` at most 0.2, and without attack
+    a relative error at most 1.5 times the standard estimator's. Measured:
+    the standard estimator is broken from 1,536 queries (deviation 12.2);
+    tracking with ``key_epsilon`` 10, 20, 50 and 100 stays at 0.10-0.19 at
+    every size (largest mean 0.186, for 20 at 6,144 queries, one seed at
+    0.63) and at 1.22-1.36 times the standard error without attack (0.127 to
+    0.141 against 0.104). So the setting accepts every value from 10 to 100
+    and does not single out one; 50 is kept as a value it accepts, not as
+    one it selects. A formal generalization guarantee needs ``key_epsilon``
+    near the target relative error, far below all of these.
 
     The deactivated keys seen so far are kept (``n_deactivated_``): a sketch
     of a query in the paper's model holds them beside its bottom-k, so they
