@@ -22,7 +22,7 @@ from ._citest import DiscretizedCITest
 #: With ``max_cond_size="auto"``, PC starts no level that would take the total number of
 #: tests past this (one-factor data keep the graph complete, and the tests of a complete
 #: graph grow as ``p**2 * C(p - 2, level)``).
-AUTO_TEST_BUDGET = 50_000
+AUTO_TEST_BUDGET = 200_000
 
 
 def _edge_search(edge, neighbours, level, ci_test, alpha):
@@ -165,7 +165,7 @@ class PC(BaseEstimator):
     max_cond_size : int, None or "auto", default="auto"
         Largest conditioning set tried; ``None`` for no limit. ``"auto"`` has
         no limit either but starts no level whose tests (counted from the
-        adjacency sets before it) would take the total past 50,000, and then
+        adjacency sets before it) would take the total past 200,000, and then
         warns: PC's cost grows as ``C(degree, level)`` per edge, so data whose
         graph stays dense (a one-factor model keeps every pair dependent)
         would otherwise take hours at 20-50 variables. Edges it keeps may have
