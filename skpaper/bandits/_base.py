@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 from ..utils._docstring import Substitution
 from ..utils._memory import check_allocation
 from ..utils._sklearn import Interval, _fit_context, validate_data
-from . import _kernels as kern
+from . import _kern as kern
 from ._source import LossSource
 
 _STATE_KEYS = ("L", "W", "Z", "base", "Lsnap", "est_w", "cur_w", "ids", "mask", "istate",
@@ -94,7 +94,7 @@ fill_doc = Substitution(**_SHARED_DOCS)
 class _BasePolicy(BaseEstimator):
     """Base class of the bandit policies (not public).
 
-    Subclasses set ``_scope`` (a ``SCOPE_*`` code of :mod:`._kernels`) and
+    Subclasses set ``_scope`` (a ``SCOPE_*`` code of :mod:`._layout`) and
     implement :meth:`_hyperparameters`.
     """
 

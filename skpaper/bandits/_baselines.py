@@ -2,7 +2,7 @@
 
 import math
 
-from . import _kernels as kern
+from . import _kern as kern
 from ._base import _GAMMA_CONSTRAINT, _POLICY_CONSTRAINTS, _BasePolicy, fill_doc
 
 

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from ..utils._sklearn import Interval, StrOptions
-from . import _kernels as kern
+from . import _kern as kern
 from ._base import _GAMMA_CONSTRAINT, _POLICY_CONSTRAINTS, _BasePolicy, fill_doc
 
 _ESTIMATION_CODES = {

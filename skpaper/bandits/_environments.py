@@ -19,7 +19,7 @@ from ..datasets._bandits import (
     make_sleeping_bandits,
 )
 from ..utils._sklearn import Interval
-from . import _kernels as kern
+from . import _kern as kern
 from ._source import LossSource
 
 

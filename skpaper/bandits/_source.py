@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _kernels as kern
+from . import _kern as kern
 
 
 def _empty(shape, dtype=np.float64):

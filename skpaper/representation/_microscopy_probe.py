@@ -10,7 +10,7 @@ from sklearn.model_selection import check_cv, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..utils import parallel_map
 from ..utils._sklearn import HasMethods, StrOptions, _fit_context, validate_data
@@ -191,29 +191,35 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         features : ndarray of shape (n_samples, n_block_features)
             Features of block ``best_block_``.
         """
+        return self._features(X)
+
+    def _features(self, X):
+        # A numpy array whatever the set_output configuration (of this estimator and
+        # of the encoder): transform's wrapper adds the names and the caller's index,
+        # and the probe was fitted on arrays.
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if self.trimmed_encoder_ is not None:
-            return self.trimmed_encoder_.transform(X)
-        return self.encoder_.transform(X, block=self.best_block_)
+            return np.asarray(self.trimmed_encoder_.transform(X))
+        return np.asarray(self.encoder_.transform(X, block=self.best_block_))
 
     @available_if(_probe_has("predict"))
     def predict(self, X):
         """Probe predictions from the best block's features."""
         check_is_fitted(self)
-        return self.probe_.predict(self.transform(X))
+        return self.probe_.predict(self._features(X))
 
     @available_if(_probe_has("predict_proba"))
     def predict_proba(self, X):
         """Probe class probabilities from the best block's features."""
         check_is_fitted(self)
-        return self.probe_.predict_proba(self.transform(X))
+        return self.probe_.predict_proba(self._features(X))
 
     @available_if(_probe_has("decision_function"))
     def decision_function(self, X):
         """Probe decision function from the best block's features."""
         check_is_fitted(self)
-        return self.probe_.decision_function(self.transform(X))
+        return self.probe_.decision_function(self._features(X))
 
     def score(self, X, y):
         """Score of the probe on the best block with ``scoring``.
@@ -232,7 +238,7 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         scorer = check_scoring(self.probe_, scoring=self.scoring)
-        return float(scorer(self.probe_, self.transform(X), y))
+        return float(scorer(self.probe_, self._features(X), y))
 
     def get_feature_names_out(self, input_features=None):
         """Get output feature names for transformation.
@@ -240,7 +246,8 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
-            Ignored; the names do not depend on the input features.
+            Checked against the names seen in ``fit`` (a ``ValueError`` when they
+            differ); the output names do not depend on them.
 
         Returns
         -------
@@ -249,6 +256,7 @@ class BlockSearchProbe(MetaEstimatorMixin, TransformerMixin, BaseEstimator):
             the best block.
         """
         check_is_fitted(self)
+        _check_feature_names_in(self, input_features)
         return np.array([f"blocksearchprobe{i}" for i in range(self._n_features_out)],
                         dtype=object)
 

@@ -490,6 +490,23 @@ class SparseAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseT
         resid = float(np.sum((X - X_hat) ** 2))
         return -resid / total if total > 0 else -float(resid > 0)
 
+    def get_feature_names_out(self, input_features=None):
+        """Get output feature names: ``sparseautoencoder0``, ... one per latent.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked against the names seen in ``fit``; the output names do not
+            depend on them.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects of shape (n_latents,)
+            The class name in lower case followed by the latent index.
+        """
+        check_is_fitted(self)
+        return super().get_feature_names_out(input_features)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64"]

@@ -285,7 +285,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         for p in self.module_.parameters():
             p.grad = None
         self.n_steps_ = sum(r["steps"] for r in self.history_)
-        codes = self.transform(X)
+        codes = self._codes(X)
         self.code_counts_ = np.bincount(codes.ravel(), minlength=int(self.codebook_size))
         self.codebook_usage_ = float(np.mean(self.code_counts_ > 0))
         return self
@@ -410,7 +410,10 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
         codes : ndarray of shape (n_samples, n_tokens), dtype int64
             Index of the code nearest to each token.
         """
-        X = self._check_images(X)
+        return self._codes(self._check_images(X))
+
+    def _codes(self, X):
+        # Code ids of validated rows, as a numpy array whatever the set_output configuration.
         lookup = self.module_.quantizer.lookup
         return self._map_images(X, lambda im: lookup(self.encode_tensor(im))).numpy().astype(
             np.int64)
@@ -453,7 +456,7 @@ class VQTokenizer1D(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorch
             ``-mean((inverse_transform(transform(X)) - X) ** 2)``; higher is better.
         """
         X = self._check_images(X)
-        return -float(np.mean((self.inverse_transform(self.transform(X)) - X) ** 2))
+        return -float(np.mean((self.inverse_transform(self._codes(X)) - X) ** 2))
 
     # ------------------------------------------------- torch-level interface
     def _images_tensor(self, X):
