@@ -269,7 +269,7 @@ class RATE(BaseEstimator):
         "paired": ["boolean"],
         "cache": ["boolean"],
         "random_state": ["random_state"],
-        "idempotence_check": [Interval(numbers.Integral, 0, None, closed="left")],
+        "idempotence_check": [Interval(numbers.Integral, 0, 2**20, closed="both")],
     }
 
     def __init__(
