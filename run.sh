@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Set up skpaper in ./.venv and run the tests or the paper reproductions.
+#   ./run.sh lint        install, then `ruff check .` (CI runs it before the tests)
 #   ./run.sh test        install, then run the test suite (what CI runs)
 #   ./run.sh reproduce   install, then `skpaper reproduce all --scale quick --out results`
 #                        on every core (JOBS=N to choose; the figures do not depend on it)
@@ -24,6 +25,11 @@ install() {
 }
 
 case "${1:-}" in
+    lint)
+        install
+        shift
+        exec "$VENV/bin/ruff" check . "$@"
+        ;;
     test)
         install
         shift
@@ -69,7 +75,7 @@ case "${1:-}" in
         exit "$rc"
         ;;
     *)
-        echo "usage: ./run.sh test|reproduce|docs|docs-results [extra arguments]" >&2
+        echo "usage: ./run.sh lint|test|reproduce|docs|docs-results [extra arguments]" >&2
         exit 2
         ;;
 esac

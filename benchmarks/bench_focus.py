@@ -27,7 +27,12 @@ from _harness import Case, main_cli
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from skpaper.datasets import make_spurious_task
-from skpaper.language import FocusInstructionLM, FocusInstructionTuner, LanguageModel, WordTokenizer
+from skpaper.language import (
+    FocusInstructionLM,
+    FocusInstructionTuner,
+    LanguageModel,
+    WordTokenizer,
+)
 
 SPLITS = ("iid", "low", "flipped", "unseen")
 

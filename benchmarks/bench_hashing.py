@@ -5,7 +5,6 @@ Run: ``python benchmarks/bench_hashing.py [--quick] [--json out.json]``.
 
 import numpy as np
 from _harness import Case, main_cli
-
 from skpaper._ext._hashing import hash_bytes_sequence, hash_text_array, hash_uint64
 
 

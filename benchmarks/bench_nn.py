@@ -15,7 +15,6 @@ Run: ``python benchmarks/bench_nn.py [--quick] [--repeat N] [--json out.json]``.
 
 import torch
 from _harness import Case, main_cli
-from torch import nn
 
 from skpaper.nn import make_laurel_convnet, make_laurel_mlp
 

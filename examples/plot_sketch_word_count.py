@@ -64,7 +64,8 @@ errors = []
 for k in ks:
     rel = [BottomKSketch(k=k, seed=s).update(words).estimate() / exact - 1 for s in seeds]
     errors.append(float(np.sqrt(np.mean(np.square(rel)))))
-    print(f"k={k:5d}: RMS relative error {errors[-1]:.3f} (1/sqrt(k-2) = {1 / np.sqrt(k - 2):.3f})")
+    theory = 1 / np.sqrt(k - 2)
+    print(f"k={k:5d}: RMS relative error {errors[-1]:.3f} (1/sqrt(k-2) = {theory:.3f})")
 
 # %%
 # One sketch per document, merged: the same sketch as one pass over all words.

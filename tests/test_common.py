@@ -8,15 +8,14 @@ from functools import partial
 
 import numpy as np
 import pytest
+from sklearn.base import clone, is_classifier
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 import skpaper
 from skpaper.utils import all_estimators
 from skpaper.utils._registry import TORCH_FAMILIES, is_public_estimator_class
-from sklearn.base import clone, is_classifier
-from sklearn.exceptions import NotFittedError
-from sklearn.utils import get_tags
-
 from skpaper.utils._test_params import (
     EXPECTED_FAILED_CHECKS,
     FIT_DATA,
@@ -47,8 +46,9 @@ def _walk_public_estimator_classes():
     found = {}
     for info in pkgutil.walk_packages(skpaper.__path__, prefix="skpaper."):
         parts = info.name.split(".")
-        if parts[-1] == "__main__" or parts[1] in ("papers",) or (len(parts) > 1 and parts[1] in TORCH_FAMILIES
-                                       and importlib.util.find_spec("torch") is None):
+        needs_torch = len(parts) > 1 and parts[1] in TORCH_FAMILIES
+        if parts[-1] == "__main__" or parts[1] in ("papers",) or (
+                needs_torch and importlib.util.find_spec("torch") is None):
             continue
         module = importlib.import_module(info.name)
         for _, obj in inspect.getmembers(module, is_public_estimator_class):
@@ -164,7 +164,8 @@ def _with_dropout(estimator, rate=0.3):
 
 
 # One instance per class (its first, small configuration) with every dropout set to 0.3.
-DROPOUT = [est for est in (_with_dropout(clone(next(make_instances(cls)))) for _, cls in ESTIMATORS)
+DROPOUT = [est for est in (_with_dropout(clone(next(make_instances(cls))))
+                           for _, cls in ESTIMATORS)
            if est is not None]
 
 

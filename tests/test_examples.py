@@ -126,7 +126,8 @@ if __name__ == "__main__":
                 print(f"{n:40s} did not finish")
             else:
                 state = "ok" if rec["error"] is None else "ERROR"
-                print(f"{n:40s} {rec['seconds']:6.1f}s wall {rec['cpu_seconds']:6.1f}s cpu {state}")
+                print(f"{n:40s} {rec['seconds']:6.1f}s wall "
+                      f"{rec['cpu_seconds']:6.1f}s cpu {state}")
                 if rec["error"]:
                     print(rec["error"][-1500:])
         print(f"total {time.perf_counter() - start:.1f}s")

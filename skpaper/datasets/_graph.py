@@ -253,7 +253,9 @@ def make_synthetic_gon(n_nodes=600, n_classes=4, p_in=0.04, p_out=0.01, inner_si
 
     lo, hi = inner_size
     if not (isinstance(lo, Integral) and isinstance(hi, Integral) and 4 <= lo <= hi):
-        raise ValueError(f"inner_size must be a pair of ints 4 <= low <= high, got {inner_size!r}.")
+        raise ValueError(
+            f"inner_size must be a pair of ints 4 <= low <= high, got {inner_size!r}."
+        )
     rng = check_random_state(random_state)
     y = rng.permutation(np.arange(n_nodes) % n_classes)
     same = y[:, None] == y[None, :]

@@ -167,5 +167,6 @@ class GraphOfNets:
         return cls(outer_adj, pairs, **kwargs)
 
     def __repr__(self):
-        return (f"GraphOfNets(n_nodes={self.n_nodes}, n_outer_edges={self.outer_edges.shape[1] // 2}, "
+        n_outer_edges = self.outer_edges.shape[1] // 2
+        return (f"GraphOfNets(n_nodes={self.n_nodes}, n_outer_edges={n_outer_edges}, "
                 f"n_inner_nodes={self.inner_x.shape[0]})")

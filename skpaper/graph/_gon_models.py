@@ -339,7 +339,8 @@ class GraphOfNetsClassifier(_BaseGONClassifier):
     concatenated to v before the linear classifier. The loss is NLL on the training ids
     plus ``constraint_weight`` times
 
-        L_con = mean_{(i,j) in C+} ||p_i - p_j||^2 + mean_{(i,j) in C-} max(0, 1 - ||p_i - p_j||)^2,
+        L_con = mean_{(i,j) in C+} ||p_i - p_j||^2
+                + mean_{(i,j) in C-} max(0, 1 - ||p_i - p_j||)^2,
 
     with C+ = outer edges, cosine-kNN pairs of v (rebuilt every ``knn_every`` epochs) and
     same-label pairs of training nodes, and C- = different-label training pairs. Only the

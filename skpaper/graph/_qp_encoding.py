@@ -3,8 +3,9 @@
 Constraint nodes carry (b_i, is_equality) after ``>=`` rows are negated into ``<=`` rows
 (a ranged row ``l <= a x <= u`` becomes the two rows ``a x <= u`` and ``-a x <= -l``; a row
 with no finite side is dropped); variable nodes carry (c_j, l_j, u_j, finite(l_j),
-finite(u_j), integer_j) with bounds clipped and scaled; constraint-variable edges carry A_ij and variable-variable edges
-carry Q_jj' (diagonal included), as in Chen et al. (ICML 2025), Section 3.
+finite(u_j), integer_j) with bounds clipped and scaled; constraint-variable edges carry A_ij
+and variable-variable edges carry Q_jj' (diagonal included), as in Chen et al. (ICML 2025),
+Section 3.
 """
 
 from dataclasses import dataclass

@@ -282,8 +282,9 @@ _QP_GNN_DOCS = {
            (Mixed-Integer) Quadratic Programs", ICML 2025.""",
 }
 _QP_GNN_DOCS["torch_parameters"] = "\n".join(
-    Substitution(**_QP_GNN_DOCS).pieces[name] for name in ("max_epochs", "batch_size", "lr", "device", "random_state",
-                                    "verbose", "callbacks", "inference_dtype"))
+    Substitution(**_QP_GNN_DOCS).pieces[name]
+    for name in ("max_epochs", "batch_size", "lr", "device", "random_state",
+                 "verbose", "callbacks", "inference_dtype"))
 
 
 def _drop_unlabelled(items, y):
@@ -310,7 +311,8 @@ class QPGNNFeasibilityClassifier(ClassifierMixin, _BaseQPGNN):
     A graph-level readout of :class:`QPGNN` trained with binary cross-entropy.
     For continuous LCQPs, Chen et al. prove that such GNNs approximate the
     feasibility map arbitrarily well; for mixed-integer programs they cannot
-    separate WL-equivalent instances (see :func:`~skpaper.datasets.make_wl_indistinguishable_milp_pair`).
+    separate WL-equivalent instances (see
+    :func:`~skpaper.datasets.make_wl_indistinguishable_milp_pair`).
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 """TeDS: diachronic and synchronic timestamps in quaternion space (ICML 2025)."""
 
+from ..utils._docstring import Substitution
 from ..utils._sklearn import StrOptions
 from ._base import _BaseTemporalLinkPredictor
-from ..utils._docstring import Substitution
 from ._baselines import _KG_DOCS
 from ._models import TeDSModule
 

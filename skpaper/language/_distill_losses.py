@@ -178,7 +178,7 @@ def skew_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequence_mean")
 
 @Substitution(**_DOCS)
 def skew_reverse_kl(p_logits, q_logits, alpha=0.1, mask=None, reduction="sequence_mean"):
-    r"""Skew reverse KL :math:`KL(q_\theta \,\|\, (1 - \alpha) p + \alpha\, \mathrm{sg}(q_\theta))`.
+    r"""Skew reverse KL :math:`KL(q_\theta \| (1 - \alpha) p + \alpha\, \mathrm{sg}(q_\theta))`.
 
     DistiLLM-2 applies it to student-generated responses: it removes the
     student's mass where the teacher puts little, which lowers the likelihood

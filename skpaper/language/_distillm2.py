@@ -13,11 +13,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import check_is_fitted
-import torch.nn.functional as F
 from torch import nn
 
 from ..nn._base import BaseTorchEstimator, GradNormClipping
@@ -345,7 +345,8 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         """
         X, _ = self._check_inputs(X, fitting=True)
         self._init_torch_state()
-        self.teacher_, teacher_module, teacher_tok = self._resolve_model(self.teacher, "teacher", X)
+        self.teacher_, teacher_module, teacher_tok = self._resolve_model(
+            self.teacher, "teacher", X)
         self.student_, _, student_tok = self._resolve_model(self.student, "student", X)
         self.tokenizer_ = self._resolve_tokenizer(X, teacher_tok, student_tok)
         self.vocab_size_ = tokenizer_vocab_size(self.tokenizer_)

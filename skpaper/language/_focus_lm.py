@@ -21,9 +21,9 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._docstring import Substitution
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
 from ._focus import (
+    _SHARED_DOCS,
     FOCUS_TYPES,
     SPURIOUS_TARGET_TYPES,
-    _SHARED_DOCS,
     FocusMixin,
     check_focus,
     draw_focus_plan,
@@ -160,7 +160,8 @@ class FocusInstructionLM(FocusMixin, ClassifierMixin, MetaEstimatorMixin, BaseEs
         The model to fine-tune (cloned); it is trained from scratch on the
         prompts. Any estimator with ``fit(prompts, responses)``,
         ``score_samples(prompts, responses)`` (mean log-probability per
-        response token) and a fitted ``tokenizer_`` works. None uses a 2-layer, 64-wide :class:`LanguageModel` with a
+        response token) and a fitted ``tokenizer_`` works. None uses a
+        2-layer, 64-wide :class:`LanguageModel` with a
         :class:`WordTokenizer`, ``max_len=64``, 10 epochs, batch 64, learning
         rate 3e-3.
     core_feature : str, default="meaning"

@@ -246,7 +246,8 @@ def pad_sequences(sequences, pad_id=0, device="cpu", loss_starts=None):
     starts = torch.ones(n, dtype=torch.long) if loss_starts is None \
         else torch.as_tensor(loss_starts, dtype=torch.long).clamp(min=1)
     target_pos = torch.arange(1, width).unsqueeze(0)
-    mask = (target_pos < torch.as_tensor(lengths).unsqueeze(1)) & (target_pos >= starts.unsqueeze(1))
+    lengths = torch.as_tensor(lengths).unsqueeze(1)
+    mask = (target_pos < lengths) & (target_pos >= starts.unsqueeze(1))
     return ids.to(device), mask.to(device)
 
 

@@ -30,11 +30,16 @@ from ._lm_model import (
     trim_to_targets,
 )
 from ._sampling import sample_responses
-from ._tokenizers import check_texts, resolve_tokenizer, tokenizer_vocab_size
 
 # Fitted estimators pickled before the tokenizers had a module of their own name
 # the tokenizer classes in this one.
-from ._tokenizers import BPETokenizer, CharTokenizer  # noqa: F401
+from ._tokenizers import (  # noqa: F401
+    BPETokenizer,
+    CharTokenizer,
+    check_texts,
+    resolve_tokenizer,
+    tokenizer_vocab_size,
+)
 
 __all__ = ["LanguageModel"]
 
@@ -379,7 +384,8 @@ class LanguageModel(_CausalLMMixin, BaseTorchEstimator):
         "grad_clip": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, *, tokenizer="char", max_chars=1024, n_layers=2, d_model=64, n_heads=4, d_ff=None,
+    def __init__(self, *, tokenizer="char", max_chars=1024, n_layers=2, d_model=64, n_heads=4,
+                 d_ff=None,
                  max_len=128, dropout=0.0, residual="standard", laurel_rank=8, append_eos=True,
                  max_new_tokens=32, temperature=1.0, top_p=1.0, grad_clip=1.0, max_epochs=20,
                  batch_size=64, lr=3e-3, device="auto", random_state=None, verbose=0,

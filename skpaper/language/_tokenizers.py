@@ -110,7 +110,8 @@ class _BaseTokenizer:
         out = []
         for text in check_texts(texts, "texts"):
             ids = self.encode(text)
-            out.append(([self.bos_id] if add_bos else []) + ids + ([self.eos_id] if add_eos else []))
+            bos = [self.bos_id] if add_bos else []
+            out.append(bos + ids + ([self.eos_id] if add_eos else []))
         return out
 
     def __eq__(self, other):
@@ -413,7 +414,8 @@ class BPETokenizer(_BaseTokenizer):
             return ids
         if not hasattr(self, "_ranks"):
             self._ranks = {pair: r for r, pair in enumerate(self.merges_)}
-        return [i for w in _PRETOKENIZE.findall(text) for i in self._encode_word(w.encode("utf-8"))]
+        words = _PRETOKENIZE.findall(text)
+        return [i for w in words for i in self._encode_word(w.encode("utf-8"))]
 
     def decode(self, ids):
         """Return the text of ``ids`` (special tokens dropped; invalid UTF-8 replaced).

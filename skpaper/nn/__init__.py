@@ -32,7 +32,6 @@ from ._laurel_estimators import LaurelMLPClassifier, LaurelMLPRegressor, make_la
 from ._mlp import MLPClassifier, MLPRegressor, make_mlp
 from ._transformer import SelfAttention, TransformerBlock
 
-
 __all__ = [
     "BaseTorchEstimator",
     "BaseTorchState",

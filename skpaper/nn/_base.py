@@ -20,11 +20,11 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from torch.overrides import TorchFunctionMode
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
+from torch.overrides import TorchFunctionMode
 from tqdm.auto import tqdm
 
 from ..utils._docstring import Substitution, torch_parameter_docs

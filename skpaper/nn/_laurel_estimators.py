@@ -9,9 +9,9 @@ from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions
 from ._base import BaseTorchEstimator, TorchClassifierMixin, TorchRegressorMixin
 from ._laurel import (
+    _LAUREL_DOCS,
     _LR_INITS,
     _PA_MAPS,
-    _LAUREL_DOCS,
     _WEIGHT_NORMS,
     LAUREL_VARIANTS,
     LaurelResidual,

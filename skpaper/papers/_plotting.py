@@ -10,9 +10,9 @@ def new_figure(*args, **kwargs):
 
 def save_figure(fig, out_dir, name):
     """Save ``fig`` as ``<out_dir>/<name>.png`` atomically, close it, return the file name."""
-    import matplotlib.pyplot as plt
-
     import io
+
+    import matplotlib.pyplot as plt
 
     from ._registry import write_atomic
 

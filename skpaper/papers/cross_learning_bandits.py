@@ -109,7 +109,8 @@ def _claim_flat(scale, seed, out_dir):
 
     def ratio(i):
         # Seed k of every |C| shares the adversary's competing bids; the ratio is per seed.
-        small, large = results[_CONTEXT_COUNTS[0]].regret[i], results[_CONTEXT_COUNTS[-1]].regret[i]
+        small = results[_CONTEXT_COUNTS[0]].regret[i]
+        large = results[_CONTEXT_COUNTS[-1]].regret[i]
         return large / np.maximum(small, 1e-9)
 
     arm = {"parameters": None, "train_steps": cfg["horizon"], "train_examples": cfg["horizon"]}

@@ -1,4 +1,6 @@
-"""Features are fate: transfer learning in deep linear networks (Tahir, Ganguli, Rotskoff, ICML 2025).
+"""Features are fate: transfer learning in deep linear networks.
+
+Tahir, Ganguli, Rotskoff, ICML 2025.
 
 Claims 1 and 2 share one simulation: for each repeat and sample ratio ``gamma`` a source
 network is pretrained on the population loss of ``beta_s`` by gradient descent from a

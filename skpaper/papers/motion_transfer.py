@@ -120,7 +120,9 @@ def _train_detector(scale, seed):
 
 
 def _model_params(scale, seed, name):
-    """Estimator parameters of arm ``name`` (``anytime``, ``direct<k>``, ``direct_matched_compute``).
+    """Estimator parameters of arm ``name``.
+
+    The arms are ``anytime``, ``direct<k>`` and ``direct_matched_compute``.
 
     Every arm trains on both directions of each frame pair, so that all see the
     same pairs per step; direct models differ only in their initial weights.

@@ -82,7 +82,8 @@ def _fit_point_cached(items):
     # positive_rate=0.5 puts every threshold at 0, so the class f(x) = W^T x of
     # the paper (no intercept) contains the target and R = max ||x|| = 1.
     clf = SmoothMultiLabelClassifier(
-        loss=config.get("loss", "logistic"), alpha=_ALPHA, objective=config["objective"], fit_intercept=False,
+        loss=config.get("loss", "logistic"), alpha=_ALPHA, objective=config["objective"],
+        fit_intercept=False,
         random_state=config["seed"],
     ).fit(X_train, Y_train)
     table = generalization_bounds(clf, X_train, Y_train, X_test=X_test, Y_test=Y_test,

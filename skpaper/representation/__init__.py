@@ -59,8 +59,8 @@ from ._probing_regimes import (
 from ._sae import SparseAutoencoder
 from ._vit import (
     MultiHeadSelfAttention,
-    ViTBlock,
     VisionTransformer,
+    ViTBlock,
     patchify,
     random_masking,
     sincos_pos_embed_2d,

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import derive_seed
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
+from ._docs import _SHARED_DOCS, Substitution
 from ._probing_cv import (
     BestEstimatorMixin,
     ProbeSearchCV,
@@ -24,7 +25,6 @@ from ._probing_cv import (
     cv_mean_score,
     validation_splits,
 )
-from ._docs import _SHARED_DOCS, Substitution
 from ._sae import SparseAutoencoder
 
 __all__ = ["LatentSelector", "QuiverOfArrows", "SAEProbeClassifier"]

@@ -21,8 +21,12 @@ from numbers import Real
 import torch
 from torch import nn
 
-from ..nn._transformer import BLOCK_TYPES  # noqa: F401 (the MAE estimator reads it here)
-from ..nn._transformer import SelfAttention, TransformerBlock, _check_positive_int
+from ..nn._transformer import (
+    BLOCK_TYPES,  # noqa: F401 (the MAE estimator reads it here)
+    SelfAttention,
+    TransformerBlock,
+    _check_positive_int,
+)
 from ._docs import _SHARED_DOCS, Substitution
 
 __all__ = [

@@ -20,7 +20,6 @@ import warnings
 
 import numpy as np
 from scipy.special import expit
-from scipy.stats import norm
 from sklearn.exceptions import ConvergenceWarning
 
 from ..utils import parallel_map, spawn_seeds

@@ -8,10 +8,19 @@ from typing import NamedTuple
 import numpy as np
 
 from .._ext._bottomk import (
-    SketchState, bottomk_merge, bottomk_update, bottomk_update_text, bottomk_update_text_array,
+    SketchState,
+    bottomk_merge,
+    bottomk_update,
+    bottomk_update_text,
+    bottomk_update_text_array,
 )
 from ._keys import (
-    TEXT_HASH_VERSION, as_key_array, check_seed, mix_seed, mixed_type_error, text_list,
+    TEXT_HASH_VERSION,
+    as_key_array,
+    check_seed,
+    mix_seed,
+    mixed_type_error,
+    text_list,
 )
 
 __all__ = ["DEFAULT_SEED", "BottomKSketch", "SetEstimate", "merge_sketches"]

@@ -469,7 +469,8 @@ class RobustCardinalitySketch(BaseEstimator):
         self.max_charged_ = 64 * self.k if self.max_charged == "auto" else self.max_charged
         tau_min = (self.k / 2) / float(self.n_max)
         n_steps = int(np.ceil(GRID_DENSITY * np.log2(1.0 / tau_min)))
-        self.thresholds_ = np.minimum(tau_min * 2.0 ** (np.arange(n_steps + 1) / GRID_DENSITY), 1.0)
+        steps = np.arange(n_steps + 1) / GRID_DENSITY
+        self.thresholds_ = np.minimum(tau_min * 2.0 ** steps, 1.0)
         return self
 
     def __sklearn_is_fitted__(self):

@@ -6,8 +6,8 @@ release that moves one of them needs a fix in this file only.
 
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import (
-    Hidden,
     HasMethods,
+    Hidden,
     Interval,
     InvalidParameterError,
     Options,

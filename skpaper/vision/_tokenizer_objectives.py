@@ -19,7 +19,6 @@ from torch.nn import functional as F
 from ..utils._docstring import Substitution
 from ._tokenizer_modules import flat_to_images, images_to_flat
 
-
 #: Parameters and Returns of every ``loss`` method of the objectives.
 _LOSS_DOCS = {"loss_sections": """
     Parameters

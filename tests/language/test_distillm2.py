@@ -14,7 +14,6 @@ from sklearn.frozen import FrozenEstimator
 from torch import nn
 
 from skpaper.datasets import load_dataset_descriptions, make_markov_text, markov_text_log_prob
-from skpaper.nn import Callback, EarlyStopping, GradNormClipping, ValidationSplit
 from skpaper.language import (
     CharTokenizer,
     ContrastiveDistiller,
@@ -26,6 +25,7 @@ from skpaper.language import (
     skew_kl,
     skew_reverse_kl,
 )
+from skpaper.nn import Callback, EarlyStopping, GradNormClipping, ValidationSplit
 
 TINY = dict(n_layers=1, n_heads=2, max_len=24, batch_size=16, device="cpu", random_state=0)
 
@@ -41,7 +41,8 @@ def world():
 
 
 def _distiller(world, **params):
-    settings_ = dict(teacher=FrozenEstimator(world.teacher), student=FrozenEstimator(world.student),
+    settings_ = dict(teacher=FrozenEstimator(world.teacher),
+                     student=FrozenEstimator(world.student),
                      n_rounds=2, max_epochs=2, batch_size=32, lr=3e-3, max_new_tokens=9,
                      device="cpu", random_state=0)
     return ContrastiveDistiller(**{**settings_, **params})

@@ -199,7 +199,8 @@ def test_too_few_iterations_warn():
 @st.composite
 def _scores_and_labels(draw):
     n, c = draw(st.integers(1, 15)), draw(st.integers(1, 5))
-    scores = draw(arrays(np.float64, (n, c), elements=st.sampled_from([-1.0, -0.5, 0.0, 0.3, 2.0])))
+    values = st.sampled_from([-1.0, -0.5, 0.0, 0.3, 2.0])
+    scores = draw(arrays(np.float64, (n, c), elements=values))
     T = draw(arrays(np.uint8, (n, c), elements=st.integers(0, 1)))
     return scores, T
 

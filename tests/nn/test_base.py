@@ -407,8 +407,13 @@ def test_validation_loss_draws_from_its_own_reseeded_streams():
 
 
 def test_fitted_estimator_with_every_callback_pickles_and_refits_identically(clf_data):
-    from skpaper.nn import (Checkpoint, GradNormClipping, HalveOnPlateau, LRScheduler,
-                            ValidationSplit)
+    from skpaper.nn import (
+        Checkpoint,
+        GradNormClipping,
+        HalveOnPlateau,
+        LRScheduler,
+        ValidationSplit,
+    )
 
     X, y = clf_data
     callbacks = [ValidationSplit(0.2), EarlyStopping("valid_loss", patience=3, restore_best=True),

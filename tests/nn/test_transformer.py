@@ -81,7 +81,8 @@ def _former_lm_blocks(n_layers, d_model, n_heads, d_ff, dropout, residual, rank)
     blocks = []
     for _ in range(n_layers):
         attn = nn.Sequential(nn.LayerNorm(d_model),
-                             _FormerCausalAttention(d_model, n_heads, dropout), nn.Dropout(dropout))
+                             _FormerCausalAttention(d_model, n_heads, dropout),
+                             nn.Dropout(dropout))
         mlp = nn.Sequential(nn.LayerNorm(d_model), nn.Linear(d_model, d_ff), nn.GELU(),
                             nn.Linear(d_ff, d_model), nn.Dropout(dropout))
         for branch in (attn, mlp):

@@ -106,5 +106,6 @@ def test_baselines_bad_input_raises(data):
         WeightedPPIEstimator().fit(data.X[:300], data.y[:300], acp=data.acp[:300])
     with pytest.raises(ValueError, match="lam"):
         WeightedPPIEstimator(lam=2.0).fit(data.X, data.y, acp=data.acp)
-    with pytest.raises(ValueError, match="X has 2 features, but LabeledOnlyEstimator is expecting 5"):
+    message = "X has 2 features, but LabeledOnlyEstimator is expecting 5"
+    with pytest.raises(ValueError, match=message):
         LabeledOnlyEstimator().fit(data.X, data.y).predict(data.X[:, :2])

@@ -1,4 +1,7 @@
-"""The shape-orientation claims at smoke scale: they run, assert over seeds, report their figures."""
+"""The shape-orientation claims at smoke scale.
+
+They run, assert over seeds, and report their figures.
+"""
 
 import pytest
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-
 from skpaper._ext._hashing import hash_uint64, splitmix64
+
 from skpaper.sketch import BottomKSketch, merge_sketches
 from skpaper.sketch._bottomk import hash_to_unit
 from skpaper.sketch.checks import yield_checks

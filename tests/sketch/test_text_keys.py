@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
-
 from skpaper._ext._bottomk import bottomk_update, bottomk_update_text
 from skpaper._ext._hashing import hash_uint64, splitmix64, text_keys, text_keys_array
+
 from skpaper.sketch import BottomKSketch, RobustCardinalitySketch
 from skpaper.sketch._keys import TEXT_HASH_VERSION, key_hashes, mix_seed
 

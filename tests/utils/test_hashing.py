@@ -5,12 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from skpaper._ext._hashing import (
     hash_bytes_sequence,
     hash_uint64,
-    murmurhash3_x64_128,
     murmurhash3_x64_64,
+    murmurhash3_x64_128,
     splitmix64,
 )
 
@@ -99,7 +98,6 @@ _TEXT = ["", "a", "word", "na\u00efve", "\u00e9t\u00e9", "\u65e5\u672c\u8a9e", "
 
 def test_hash_bytes_sequence_str_hashes_utf8_of_every_kind():
     import mmh3
-
     from skpaper._ext._hashing import hash_bytes_sequence
 
     got = hash_bytes_sequence(_TEXT + [t.encode() for t in _TEXT], 77)
@@ -162,6 +160,7 @@ def test_string_dtype_hashes_like_str_and_rejects_missing():
         pytest.skip("numpy < 2 has no StringDType")
     from skpaper._ext._hashing import hash_bytes_sequence
     from skpaper._ext._strings import hash_string_dtype_array
+
     from skpaper.sketch import BottomKSketch
 
     # Short strings are stored inline, long ones on the arena: both paths.

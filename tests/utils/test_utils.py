@@ -23,8 +23,9 @@ def test_parallel_map_keeps_order():
 @pytest.mark.distributed
 def test_grid_search_and_parallel_map_on_dask_local_cluster():
     distributed = pytest.importorskip("distributed")
-    from skpaper.nn import MLPClassifier
     from sklearn.datasets import make_classification
+
+    from skpaper.nn import MLPClassifier
 
     X, y = make_classification(n_samples=120, n_features=5, random_state=0)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+
 def _small_gon():
     from skpaper.datasets import make_synthetic_gon
     from skpaper.graph import GraphOfNets
