@@ -1,7 +1,11 @@
-"""The README's paper table is the one the registry and the committed results give."""
+"""The README's paper table is the one the registry and the committed results give, and its
+task snippets run as pasted."""
 
 import importlib.util
+import warnings
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,3 +31,30 @@ def test_every_registered_paper_has_a_row():
     block = _readme_tool().current_block()
     for paper in get_papers(kind="paper"):
         assert f"| `{paper.slug}` |" in block
+
+
+def _task_snippets():
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Which estimator for which task", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"<summary>(.*?)</summary>\s*```python\n(.*?)```", section, re.S)
+
+
+def test_every_task_row_has_a_snippet():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Which estimator for which task", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| task")]
+    assert len(rows) == len(_task_snippets()) >= 19
+
+
+@pytest.mark.parametrize("title, code", [pytest.param(t, c, id=f"snippet{i}")
+                                          for i, (t, c) in enumerate(_task_snippets())])
+def test_task_snippet_runs_as_pasted(title, code, capsys):
+    # A fresh namespace per snippet: a name it uses without defining fails here.
+    namespace = {"__name__": "__readme__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(code, f"README: {title}", "exec"), namespace)
+    assert capsys.readouterr().out.strip(), "every snippet prints its result"
