@@ -58,3 +58,19 @@ def test_task_snippet_runs_as_pasted(title, code, capsys):
         warnings.simplefilter("ignore")
         exec(compile(code, f"README: {title}", "exec"), namespace)
     assert capsys.readouterr().out.strip(), "every snippet prints its result"
+
+
+_NUMBER_WORDS = {19: "nineteen", 20: "twenty", 21: "twenty-one", 22: "twenty-two"}
+
+
+def test_the_stated_paper_count_is_the_registry_count():
+    from skpaper.papers import get_papers
+
+    n = len(get_papers(kind="paper"))
+    stated = _NUMBER_WORDS.get(n, str(n))
+    for path in ("README.md", "pyproject.toml", "docs/index.rst", "skpaper/__init__.py",
+                 "docs/user_guide/glossary.rst"):
+        text = (ROOT / path).read_text(encoding="utf-8").lower()
+        others = [w for k, w in _NUMBER_WORDS.items() if k != n and f"{w} icml" in text]
+        assert f"{stated} " in text and not others, (
+            f"{path} should state {stated} papers (the registry holds {n})")

@@ -51,8 +51,8 @@ from pathlib import Path
 
 from ._comparison import EffectOfInterest
 
-#: ``smoke``: seconds (what the tests run); ``quick``: about a minute per paper
-#: on two CPU cores (the default); ``full``: paper-sized.
+#: ``smoke``: seconds (what the tests run); ``quick``: the committed reports' scale
+#: (the default; docs/results records each claim's time and the load); ``full``: paper-sized.
 SCALES = ("smoke", "quick", "full")
 
 #: Every status a claim can end in (see the module docstring).
