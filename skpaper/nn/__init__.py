@@ -1,4 +1,4 @@
-"""Torch estimators: the base class, reusable modules and reference MLPs.
+"""Torch estimators: the base class, callbacks, reusable modules and reference MLPs.
 
 The reusable modules are the LAuReL residual connections and one configurable
 transformer block; :func:`train_seeds` trains several seeds of one small module as
@@ -6,9 +6,9 @@ one batched model; the tiny causal language model and its tokenizers live in
 :mod:`skpaper.language`.
 """
 
-from ._base import (
-    BaseTorchEstimator,
-    BaseTorchState,
+from ._base import BaseTorchEstimator, BaseTorchState, resolve_device, resolve_optimizer
+from ._batched import predict_seeds, train_seeds
+from ._callbacks import (
     Callback,
     Checkpoint,
     EarlyStopping,
@@ -16,9 +16,7 @@ from ._base import (
     HalveOnPlateau,
     LRScheduler,
     ValidationSplit,
-    resolve_device,
 )
-from ._batched import predict_seeds, train_seeds
 from ._convnet import LaurelConvNetClassifier, make_laurel_convnet
 from ._laurel import (
     LAUREL_VARIANTS,
@@ -60,5 +58,6 @@ __all__ = [
     "train_seeds",
     "ValidationSplit",
     "resolve_device",
+    "resolve_optimizer",
     "with_laurel",
 ]

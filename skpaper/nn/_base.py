@@ -20,7 +20,6 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -28,7 +27,22 @@ from torch.overrides import TorchFunctionMode
 from tqdm.auto import tqdm
 
 from ..utils._docstring import Substitution, torch_parameter_docs
-from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
+from ..utils._sklearn import (
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+    validate_data,
+)
+from ._callbacks import (
+    Callback,
+    Checkpoint,
+    EarlyStopping,
+    GradNormClipping,
+    HalveOnPlateau,
+    LRScheduler,
+    ValidationSplit,
+)
 
 __all__ = [
     "BaseTorchEstimator",
@@ -45,6 +59,7 @@ __all__ = [
     "local_torch_rng",
     "optimizer_step",
     "resolve_device",
+    "resolve_optimizer",
 ]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -202,616 +217,179 @@ def _wrap_public_methods(cls):
     return cls
 
 
+def _mps_available():
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
 def resolve_device(device):
-    """Turn ``"auto"`` into ``"cuda"`` when a GPU is visible, else ``"cpu"``.
+    """Check a device and turn ``"auto"`` into the best one available.
 
     Parameters
     ----------
-    device : str
-        ``"auto"``, or a torch device name such as ``"cpu"`` or ``"cuda:0"``.
+    device : str or torch.device
+        ``"auto"`` (CUDA when a GPU is visible, else Apple's MPS when
+        :func:`torch.backends.mps.is_available`, else the CPU), a torch device
+        name such as ``"cpu"``, ``"cuda"``, ``"cuda:1"`` or ``"mps"``, or a
+        :class:`torch.device`.
 
     Returns
     -------
     device : str
-        The device name to use.
+        The name of the device to use.
 
     Raises
     ------
+    TypeError
+        If ``device`` is neither a string nor a :class:`torch.device`.
     ValueError
-        If ``device`` asks for CUDA on a machine without it.
+        If ``device`` is not a torch device name, names a device type skpaper
+        does not train on, or asks for a device this machine does not have
+        (CUDA without a GPU, a CUDA index beyond the visible GPUs, MPS where
+        it is not available).
 
     Examples
     --------
+    >>> import torch
     >>> from skpaper.nn import resolve_device
     >>> resolve_device("cpu")
     'cpu'
-    >>> resolve_device("auto") in ("cpu", "cuda")
+    >>> resolve_device(torch.device("cpu"))
+    'cpu'
+    >>> resolve_device("auto") in ("cpu", "cuda", "mps")
     True
     """
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device={device!r} was requested but CUDA is not available.")
-    return str(device)
+    if isinstance(device, torch.device):
+        name = str(device)
+    elif isinstance(device, str):
+        name = device
+    else:
+        raise TypeError(
+            f"device must be a str or a torch.device, got {type(device).__name__} {device!r}.")
+    if name == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        return "mps" if _mps_available() else "cpu"
+    usage = "use 'auto', 'cpu', 'cuda', 'cuda:<index>' or 'mps'"
+    try:
+        parsed = torch.device(name)
+    except (RuntimeError, ValueError, TypeError):
+        raise ValueError(f"device={device!r} is not a torch device name; {usage}.") from None
+    if parsed.type == "cpu":
+        return str(parsed)
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r} was requested but CUDA is not available.")
+        count = torch.cuda.device_count()
+        if parsed.index is not None and parsed.index >= count:
+            raise ValueError(f"device={device!r} was requested but this machine has {count} "
+                             f"CUDA device(s) (indices 0 to {count - 1}).")
+        return str(parsed)
+    if parsed.type == "mps":
+        if not _mps_available():
+            raise ValueError(f"device={device!r} was requested but MPS is not available.")
+        return str(parsed)
+    raise ValueError(f"device={device!r} is a {parsed.type!r} device, on which skpaper's torch "
+                     f"estimators do not run; {usage}.")
 
 
-class Callback:
-    """Base class of training callbacks (every hook optional).
-
-    The estimator calls the hooks of its fitted copies in ``callbacks_`` (the
-    objects passed as ``callbacks`` are deep-copied at the start of each fit and
-    never changed), in this order::
-
-        on_train_begin
-            on_epoch_begin
-                on_batch_begin, on_grad_computed, on_batch_end   (per batch)
-            on_epoch_end
-        on_train_end
-
-    ``on_epoch_end`` may return ``True`` to stop training after that epoch.
-    Estimators whose training is not mini-batch gradient descent (a closed-form
-    fit, a full-batch solver) fire only the train and epoch events.
-
-    Examples
-    --------
-    >>> from skpaper.nn import Callback, MLPRegressor
-    >>> class CountEpochs(Callback):
-    ...     def on_train_begin(self, estimator):
-    ...         self.n_epochs = 0
-    ...     def on_epoch_end(self, estimator, record):
-    ...         self.n_epochs += 1
-    >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0.0, 1.0, 2.0, 3.0]
-    >>> reg = MLPRegressor(hidden_layer_sizes=(4,), max_epochs=3,
-    ...                    callbacks=[CountEpochs()], random_state=0).fit(X, y)
-    >>> reg.callbacks_[0].n_epochs
-    3
-    """
-
-    def on_train_begin(self, estimator):
-        """Run once before the first epoch, after the module and optimizer exist.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-
-    def on_epoch_begin(self, estimator, epoch):
-        """Run before each epoch.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        epoch : int
-            The epoch about to run, counting from 1.
-        """
-
-    def on_batch_begin(self, estimator, batch):
-        """Run before each optimisation step.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        batch : object
-            The batch of that step, as the estimator's training loop yields it.
-        """
-
-    def on_grad_computed(self, estimator, named_parameters):
-        """Run after ``backward`` and before the optimizer step.
-
-        A callback may change the gradients in place (clip them, for example).
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        named_parameters : list of (str, torch.nn.Parameter)
-            ``(name, parameter)`` of the trained module.
-        """
-
-    def on_batch_end(self, estimator, step):
-        """Run after each optimizer step.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        step : dict
-            The batch's scalar metrics (``train_loss`` and what hooks add).
-        """
-
-    def on_epoch_end(self, estimator, record):
-        """Run after each epoch.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        record : dict
-            That epoch's history record (``epoch``, ``train_loss``, ...).
-
-        Returns
-        -------
-        stop : bool or None
-            ``True`` stops training after this epoch.
-        """
-
-    def on_train_end(self, estimator):
-        """Run once after the last epoch.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
+#: ``torch.optim`` optimizers by lower-case class name (``"adam"``, ``"sgd"``, ...).
+def _optimizer_classes():
+    return {name.lower(): obj for name, obj in vars(torch.optim).items()
+            if inspect.isclass(obj) and issubclass(obj, torch.optim.Optimizer)
+            and obj is not torch.optim.Optimizer}
 
 
-def _check_monitor(record, monitor, owner):
-    if monitor not in record:
-        raise ValueError(
-            f"{owner} monitors {monitor!r}, which the history record does not hold "
-            f"(it has {sorted(record)}); add a ValidationSplit callback for 'valid_loss'.")
-    return float(record[monitor])
-
-
-class EarlyStopping(Callback):
-    """Stop when ``monitor`` has not improved by ``tol`` for ``patience`` epochs.
+def resolve_optimizer(optimizer, default="adam"):
+    """Return the optimizer class an ``optimizer`` parameter names.
 
     Parameters
     ----------
-    monitor : str, default="train_loss"
-        Key of the history record to watch (lower is better); ``"valid_loss"``
-        needs a :class:`ValidationSplit` callback.
-    patience : int, default=10
-        Number of epochs without improvement before training stops.
-    tol : float, default=1e-4
-        Smallest decrease of ``monitor`` that counts as an improvement.
-    restore_best : bool, default=False
-        Load the weights of the best epoch when training ends.
+    optimizer : str, torch.optim.Optimizer subclass or None
+        The name of an optimizer of :mod:`torch.optim`, in any case
+        (``"adam"``, ``"AdamW"``, ``"sgd"``, ...), an optimizer class, or
+        ``None`` for ``default``.
+    default : str or torch.optim.Optimizer subclass, default="adam"
+        The optimizer used when ``optimizer`` is None.
+
+    Returns
+    -------
+    cls : type
+        A subclass of :class:`torch.optim.Optimizer`.
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is neither a string, an optimizer class nor None.
+    ValueError
+        If the name is not an optimizer of :mod:`torch.optim`, or the class is
+        :class:`torch.optim.LBFGS`, whose ``step`` needs a closure the training
+        loop does not pass.
 
     Examples
     --------
-    >>> from skpaper.nn import EarlyStopping, MLPClassifier, ValidationSplit
-    >>> clf = MLPClassifier(callbacks=[ValidationSplit(0.2),
-    ...                                EarlyStopping("valid_loss", patience=3)])
-    """
-
-    def __init__(self, monitor="train_loss", patience=10, tol=1e-4, restore_best=False):
-        self.monitor = monitor
-        self.patience = patience
-        self.tol = tol
-        self.restore_best = restore_best
-
-    def on_train_begin(self, estimator):
-        """Reset the best value and the count of epochs without improvement.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        self._best = np.inf
-        self._wait = 0
-        self._checkpoint = Checkpoint(self.monitor) if self.restore_best else None
-        if self._checkpoint is not None:
-            self._checkpoint.on_train_begin(estimator)
-
-    def on_epoch_end(self, estimator, record):
-        """Count the epochs without improvement of ``monitor``.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        record : dict
-            That epoch's history record.
-
-        Returns
-        -------
-        stop : bool
-            ``True`` once ``patience`` epochs have passed without improvement.
-        """
-        value = _check_monitor(record, self.monitor, "EarlyStopping")
-        if self._checkpoint is not None:
-            self._checkpoint.on_epoch_end(estimator, record)
-        if value < self._best - self.tol:
-            self._best = value
-            self._wait = 0
-        else:
-            self._wait += 1
-        return self._wait >= self.patience
-
-    def on_train_end(self, estimator):
-        """Load the best weights when ``restore_best`` is set.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        if self._checkpoint is not None:
-            self._checkpoint.on_train_end(estimator)
-            self._checkpoint = None
-
-
-class Checkpoint(Callback):
-    """Keep the weights of the best epoch in memory and load them when training ends.
-
-    The copy lives on the fitted callback only while training runs; it is
-    dropped after it is loaded, so a fitted estimator does not pickle it.
-
-    Parameters
-    ----------
-    monitor : str, default="train_loss"
-        Key of the history record to watch (lower is better).
-    load_best : bool, default=True
-        Load the best weights at the end of training.
-
-    Attributes
-    ----------
-    best_epoch_ : int
-        Epoch (from 1) of the best ``monitor`` value.
-    best_value_ : float
-        That value.
-
-    Examples
-    --------
-    >>> from skpaper.nn import Checkpoint, MLPRegressor
-    >>> X, y = [[0.0], [1.0], [2.0], [3.0]], [0.0, 1.0, 2.0, 3.0]
-    >>> reg = MLPRegressor(hidden_layer_sizes=(4,), max_epochs=5,
-    ...                    callbacks=[Checkpoint()], random_state=0).fit(X, y)
-    >>> 1 <= reg.callbacks_[0].best_epoch_ <= 5
+    >>> import torch
+    >>> from skpaper.nn import resolve_optimizer
+    >>> resolve_optimizer("sgd") is torch.optim.SGD
+    True
+    >>> resolve_optimizer(None, default="adamw") is torch.optim.AdamW
     True
     """
-
-    def __init__(self, monitor="train_loss", load_best=True):
-        self.monitor = monitor
-        self.load_best = load_best
-
-    def on_train_begin(self, estimator):
-        """Forget the best weights of an earlier fit.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        self.best_value_ = np.inf
-        self.best_epoch_ = 0
-        self._best_state = None
-
-    def on_epoch_end(self, estimator, record):
-        """Copy the weights when ``monitor`` reaches a new best value.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        record : dict
-            That epoch's history record.
-
-        Returns
-        -------
-        stop : bool
-            Always ``False``: a checkpoint never stops training.
-        """
-        value = _check_monitor(record, self.monitor, "Checkpoint")
-        if value < self.best_value_:
-            self.best_value_ = value
-            self.best_epoch_ = int(record["epoch"])
-            self._best_state = copy.deepcopy(estimator.module_.state_dict())
-        return False
-
-    def restore(self, estimator):
-        """Load the best weights seen so far into ``estimator.module_``.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained; nothing is loaded before the first
-            epoch has ended.
-        """
-        if self._best_state is not None:
-            estimator.module_.load_state_dict(self._best_state)
-
-    def on_train_end(self, estimator):
-        """Load the best weights when ``load_best`` is set, then drop the copy.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        if self.load_best:
-            self.restore(estimator)
-        self._best_state = None
-
-
-def _resolve_policy(policy):
-    if isinstance(policy, str):
-        cls = getattr(torch.optim.lr_scheduler, policy, None)
-        if not (inspect.isclass(cls) and issubclass(cls, torch.optim.lr_scheduler.LRScheduler)
-                or policy == "ReduceLROnPlateau"):
-            raise ValueError(f"policy={policy!r} is not a scheduler of torch.optim.lr_scheduler.")
-        return cls
-    if callable(policy):
-        return policy
-    raise TypeError(f"policy must be a scheduler name or a callable, got {type(policy).__name__}.")
-
-
-class LRScheduler(Callback):
-    """Drive a :mod:`torch.optim.lr_scheduler` scheduler from the training loop.
-
-    Parameters
-    ----------
-    policy : str or callable, default="ReduceLROnPlateau"
-        Name of a scheduler class in :mod:`torch.optim.lr_scheduler`, or a
-        callable ``policy(optimizer, **kwargs)`` returning a scheduler (a
-        module-level function or :func:`functools.partial` keeps the estimator
-        picklable).
-    step_every : {"epoch", "batch"}, default="epoch"
-        When to call the scheduler's ``step``.
-    monitor : str, default="train_loss"
-        History key passed to ``step`` by :class:`~torch.optim.lr_scheduler.ReduceLROnPlateau`.
-    **kwargs
-        Passed to the policy.
-
-    Attributes
-    ----------
-    scheduler_ : torch.optim.lr_scheduler.LRScheduler
-        The live scheduler (dropped when training ends).
-
-    Examples
-    --------
-    >>> from skpaper.nn import LRScheduler, MLPRegressor
-    >>> reg = MLPRegressor(callbacks=[LRScheduler("StepLR", step_size=10, gamma=0.5)])
-    """
-
-    def __init__(self, policy="ReduceLROnPlateau", step_every="epoch", monitor="train_loss",
-                 **kwargs):
-        if step_every not in ("epoch", "batch"):
-            raise ValueError(f"step_every must be 'epoch' or 'batch', got {step_every!r}.")
-        self.policy = policy
-        self.step_every = step_every
-        self.monitor = monitor
-        self.kwargs = kwargs
-
-    def _plateau(self):
-        return isinstance(self.scheduler_, torch.optim.lr_scheduler.ReduceLROnPlateau)
-
-    def on_train_begin(self, estimator):
-        """Build the scheduler on the estimator's optimizer.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        self.scheduler_ = _resolve_policy(self.policy)(estimator.optimizer_, **self.kwargs)
-
-    def on_batch_end(self, estimator, step):
-        """Step the scheduler when ``step_every="batch"``.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        step : dict
-            The batch's scalar metrics.
-        """
-        if self.step_every == "batch" and not self._plateau():
-            self.scheduler_.step()
-
-    def on_epoch_end(self, estimator, record):
-        """Step the scheduler when ``step_every="epoch"``.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        record : dict
-            That epoch's history record.
-
-        Returns
-        -------
-        stop : bool
-            Always ``False``.
-        """
-        if self.step_every == "epoch":
-            if self._plateau():
-                self.scheduler_.step(_check_monitor(record, self.monitor, "LRScheduler"))
-            else:
-                self.scheduler_.step()
-        return False
-
-    def on_train_end(self, estimator):
-        """Drop the scheduler.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        self.scheduler_ = None
-
-
-class GradNormClipping(Callback):
-    """Clip the gradient norm of the trained module before each optimizer step.
-
-    Parameters
-    ----------
-    max_norm : float
-        Largest total gradient norm (see :func:`torch.nn.utils.clip_grad_norm_`).
-    norm_type : float, default=2.0
-        Order of the norm.
-
-    Examples
-    --------
-    >>> from skpaper.nn import GradNormClipping, MLPClassifier
-    >>> clf = MLPClassifier(callbacks=[GradNormClipping(max_norm=1.0)])
-    """
-
-    def __init__(self, max_norm, norm_type=2.0):
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-
-    def on_grad_computed(self, estimator, named_parameters):
-        """Clip the gradients in place.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        named_parameters : list of (str, torch.nn.Parameter)
-            ``(name, parameter)`` of the trained module.
-        """
-        torch.nn.utils.clip_grad_norm_([p for _, p in named_parameters], self.max_norm,
-                                       norm_type=self.norm_type)
-
-
-class HalveOnPlateau(Callback):
-    """Halve the learning rate and go back to the best weights when ``monitor`` plateaus.
-
-    A :class:`~torch.optim.lr_scheduler.ReduceLROnPlateau` (no threshold) plus a
-    :class:`Checkpoint`: after ``patience`` epochs without a decrease of
-    ``monitor``, the learning rates are multiplied by ``factor`` and the module
-    goes back to its best weights; at the end of training the best weights are
-    loaded too.
-
-    Parameters
-    ----------
-    monitor : str, default="train_loss"
-        History key to watch (lower is better).
-    patience : int, default=50
-        Epochs without improvement before each reduction.
-    factor : float, default=0.5
-        Multiplier of the learning rates at each reduction.
-
-    Examples
-    --------
-    >>> from skpaper.nn import HalveOnPlateau, MLPRegressor
-    >>> reg = MLPRegressor(callbacks=[HalveOnPlateau(patience=20)])
-    """
-
-    def __init__(self, monitor="train_loss", patience=50, factor=0.5):
-        self.monitor = monitor
-        self.patience = patience
-        self.factor = factor
-
-    def on_train_begin(self, estimator):
-        """Build the plateau scheduler and the checkpoint.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        if not (isinstance(self.patience, Integral) and self.patience >= 1):
-            raise ValueError(f"HalveOnPlateau patience must be an integer >= 1, got "
-                             f"{self.patience!r}.")
-        # ReduceLROnPlateau reduces once more than `patience` bad epochs have passed.
-        self._scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-            estimator.optimizer_, mode="min", factor=self.factor,
-            patience=int(self.patience) - 1, threshold=0.0, eps=0.0)
-        self._checkpoint = Checkpoint(self.monitor)
-        self._checkpoint.on_train_begin(estimator)
-
-    def on_epoch_end(self, estimator, record):
-        """Step the scheduler; after a reduction, go back to the best weights.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        record : dict
-            That epoch's history record.
-
-        Returns
-        -------
-        stop : bool
-            Always ``False``.
-        """
-        value = _check_monitor(record, self.monitor, "HalveOnPlateau")
-        self._checkpoint.on_epoch_end(estimator, record)
-        before = [group["lr"] for group in estimator.optimizer_.param_groups]
-        self._scheduler.step(value)
-        after = [group["lr"] for group in estimator.optimizer_.param_groups]
-        if after != before:
-            self._checkpoint.restore(estimator)
-        return False
-
-    def on_train_end(self, estimator):
-        """Load the best weights and drop the scheduler and checkpoint.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained.
-        """
-        self._checkpoint.on_train_end(estimator)
-        self._scheduler = self._checkpoint = None
-
-
-class ValidationSplit(Callback):
-    """Hold out a fraction of the training rows and record ``valid_loss`` each epoch.
-
-    The split is drawn from the estimator's ``random_state`` (a stream of its
-    own, so the training batches of the remaining rows are shuffled as usual).
-    Combine it with :class:`EarlyStopping` or :class:`Checkpoint` on
-    ``"valid_loss"``. The validation loss is the estimator's training loss
-    on the held-out rows, in eval mode; random draws it makes (augmentations,
-    noise) come from a stream of their own, the same at every epoch, so they
-    neither vary between epochs nor change the training batches. Only
-    estimators whose training data are row-aligned arrays support it; the
-    others raise a ``ValueError``.
-
-    Parameters
-    ----------
-    fraction : float, default=0.1
-        Share of the rows held out, in (0, 1).
-
-    Examples
-    --------
-    >>> from skpaper.nn import Checkpoint, MLPClassifier, ValidationSplit
-    >>> clf = MLPClassifier(callbacks=[ValidationSplit(0.2), Checkpoint("valid_loss")])
-    """
-
-    def __init__(self, fraction=0.1):
-        self.fraction = fraction
-
-    def split(self, estimator, n_rows):
-        """Return the training and validation rows.
-
-        Parameters
-        ----------
-        estimator : BaseTorchEstimator
-            The estimator being trained; its ``random_state`` seeds the split.
-        n_rows : int
-            Number of training rows.
-
-        Returns
-        -------
-        train_rows : ndarray of int
-            Sorted indices of the rows kept for training.
-        valid_rows : ndarray of int
-            Sorted indices of the held-out rows.
-
-        Raises
-        ------
-        ValueError
-            If ``fraction`` is not in (0, 1), or leaves no rows on one side.
-        """
-        if not (isinstance(self.fraction, Real) and 0 < self.fraction < 1):
-            raise ValueError(f"ValidationSplit fraction must be in (0, 1), got {self.fraction!r}.")
-        n_valid = int(round(float(self.fraction) * n_rows))
-        if n_valid < 1 or n_valid >= n_rows:
+    optimizer = default if optimizer is None else optimizer
+    if isinstance(optimizer, str):
+        classes = _optimizer_classes()
+        cls = classes.get(optimizer.lower())
+        if cls is None:
             raise ValueError(
-                f"ValidationSplit(fraction={self.fraction}) leaves no training or no "
-                f"validation rows out of {n_rows}.")
-        order = np.random.default_rng(_derive_seed(estimator._init_seed, 3)).permutation(n_rows)
-        return np.sort(order[n_valid:]), np.sort(order[:n_valid])
+                f"optimizer={optimizer!r} is not an optimizer of torch.optim; use one of "
+                f"{sorted(classes)} or a torch.optim.Optimizer subclass.")
+    elif inspect.isclass(optimizer) and issubclass(optimizer, torch.optim.Optimizer):
+        cls = optimizer
+    else:
+        raise TypeError(
+            "optimizer must be the name of a torch.optim optimizer or a "
+            f"torch.optim.Optimizer subclass, got {optimizer!r}.")
+    if issubclass(cls, torch.optim.LBFGS):
+        raise ValueError(f"optimizer={cls.__name__} needs a closure in step(), which the "
+                         "training loop does not pass; choose a first-order optimizer.")
+    return cls
+
+
+def _accepts(cls, name):
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    return any(p.kind is p.VAR_KEYWORD or p.name == name for p in parameters)
+
+
+@functools.lru_cache(maxsize=1024)
+def _event_signature(func):
+    """``(takes **kwargs, names it takes by keyword)`` of a callback event method."""
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return True, frozenset()
+    var_keyword = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    names = frozenset(p.name for p in parameters
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return var_keyword, names
+
+
+def _call_event(callback, event, estimator, *args, **kwargs):
+    """Call ``callback.<event>(estimator, *args, **kwargs)`` if it exists.
+
+    A method without ``**kwargs`` (a callback written before events took them)
+    is passed only the keyword arguments its signature names.
+    """
+    hook = getattr(callback, event, None)
+    if hook is None:
+        return None
+    func = getattr(hook, "__func__", hook)
+    try:
+        var_keyword, names = _event_signature(func)
+    except TypeError:  # an unhashable callable
+        var_keyword, names = True, frozenset()
+    if not var_keyword:
+        kwargs = {k: v for k, v in kwargs.items() if k in names}
+    return hook(estimator, *args, **kwargs)
 
 
 def _step_metrics(step):
@@ -959,7 +537,8 @@ class BaseTorchState(BaseEstimator):
         super().__setstate__(state)
         if packed and "device_" in state:
             # A model trained on a GPU still loads on a CPU-only machine.
-            if str(self.device_).startswith("cuda") and not torch.cuda.is_available():
+            if ((str(self.device_).startswith("cuda") and not torch.cuda.is_available())
+                    or (str(self.device_).startswith("mps") and not _mps_available())):
                 self.device_ = "cpu"
         for name, payload in packed.items():
             with _own_dtype(_TRAIN_DTYPE):
@@ -987,6 +566,20 @@ class BaseTorchEstimator(BaseTorchState):
     :meth:`_compute_loss` or the batch-level hooks (:meth:`_get_loss`,
     :meth:`_train_batches`, :meth:`_process_gradients`, :meth:`_train_step`).
     Training uses a local :class:`torch.Generator` derived from ``random_state``.
+
+    The base also provides what subclasses may expose as parameters:
+
+    - an ``optimizer`` (a :mod:`torch.optim` name or class) and
+      ``optimizer_kwargs``, read by :meth:`_make_optimizer` when the subclass
+      defines them (the default optimizer otherwise);
+    - sample weights: ``_fit_tensors(..., sample_weight=w)`` weights each row's
+      loss (through :meth:`_compute_sample_losses`), normalised so that integer
+      weights equal repeated rows in expectation of the loss;
+    - resumed training: ``_fit_tensors(..., resume="warm")`` keeps the weights
+      (a warm start) and ``resume="partial"`` keeps weights and optimizer and
+      runs one epoch (``partial_fit``).
+
+    Estimators that do not expose these parameters train as before.
 
     Parameters
     ----------
@@ -1019,7 +612,7 @@ class BaseTorchEstimator(BaseTorchState):
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
+        "device": [str, torch.device],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "callbacks": [list, None],
@@ -1052,7 +645,62 @@ class BaseTorchEstimator(BaseTorchState):
         raise NotImplementedError(f"{type(self).__name__} must implement _compute_loss.")
 
     def _build_optimizer(self, module):
-        return torch.optim.Adam(module.parameters(), lr=self.lr)
+        return self._make_optimizer(module.parameters(), "adam")
+
+    def _make_optimizer(self, params, default="adam", **owned):
+        """Build the optimizer from the ``optimizer`` and ``optimizer_kwargs`` parameters.
+
+        Estimators that do not define those parameters get ``default``. The
+        learning rate is ``lr``; ``owned`` maps further optimizer arguments that
+        the estimator sets through a parameter of its own to ``(parameter name,
+        value)``, e.g. ``weight_decay=("alpha", 1e-4)``; ``optimizer_kwargs`` may
+        not set those nor ``lr``. An owned argument the optimizer does not take
+        is dropped when its value is 0 and refused otherwise.
+        """
+        cls = resolve_optimizer(getattr(self, "optimizer", None), default)
+        extra = getattr(self, "optimizer_kwargs", None)
+        if extra is None:
+            extra = {}
+        elif not isinstance(extra, dict):
+            raise TypeError(f"optimizer_kwargs must be a dict or None, got "
+                            f"{type(extra).__name__}.")
+        reserved = {"params": None, "lr": "lr", **{k: v[0] for k, v in owned.items()}}
+        for key in extra:
+            if not isinstance(key, str):
+                raise TypeError(f"optimizer_kwargs keys must be strings, got {key!r}.")
+            if key in reserved:
+                where = ("the parameters come from the module" if reserved[key] is None
+                         else f"set it with the {reserved[key]!r} parameter")
+                raise ValueError(f"optimizer_kwargs may not set {key!r}: {where}.")
+        kwargs = {"lr": float(self.lr)}
+        for key, (param, value) in owned.items():
+            if _accepts(cls, key):
+                kwargs[key] = value
+            elif value:
+                raise ValueError(f"optimizer={cls.__name__} takes no {key!r}, so "
+                                 f"{param}={value!r} cannot be applied; set {param}=0 or "
+                                 "choose another optimizer.")
+        kwargs.update(extra)
+        try:
+            return cls(params, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"optimizer={cls.__name__} refused the arguments "
+                            f"{sorted(kwargs)} (optimizer_kwargs={extra!r}): {exc}") from exc
+
+    def _compute_sample_losses(self, output, target):
+        """Per-row losses of one batch, shape ``(n_rows,)``, for weighted training."""
+        raise NotImplementedError(f"{type(self).__name__} does not support sample_weight.")
+
+    def _weighted_loss(self, output, target, weight):
+        """``sum_i w_i l_i / n_rows`` with weights of mean one over the training rows.
+
+        Averaged over random batches it is the weighted mean loss of the whole
+        training set, ``sum_i w_i l_i / sum_i w_i``: the mean loss of the data set
+        in which row ``i`` is repeated ``w_i`` times. With one batch it is that
+        exactly.
+        """
+        losses = self._compute_sample_losses(output, target)
+        return (losses * weight).sum() / weight.shape[0]
 
     def _iter_batches(self, n_samples, shuffle=True):
         batch_size = min(int(self.batch_size), n_samples)
@@ -1087,7 +735,9 @@ class BaseTorchEstimator(BaseTorchState):
         scalar metrics, averaged over the epoch under their own names. The default
         is ``_compute_loss(module_(inputs), target)`` on ``batch = (inputs, target)``.
         """
-        inputs, target = batch
+        inputs, target, *weight = batch
+        if weight:
+            return self._weighted_loss(self.module_(inputs), target, weight[0])
         return self._compute_loss(self.module_(inputs), target)
 
     def _process_gradients(self):
@@ -1142,26 +792,69 @@ class BaseTorchEstimator(BaseTorchState):
         """Work at the end of an epoch's steps (e.g. resampling); returns extra record keys."""
         return {}
 
-    def _fit_tensors(self, X, target, target_dtype):
+    def _fit_tensors(self, X, target, target_dtype, sample_weight=None, *, resume=None):
         """Seed, then train on the row-aligned arrays ``X`` (float32) and ``target``.
 
         The training step of :class:`TorchClassifierMixin` and
         :class:`TorchRegressorMixin` after they have encoded the target;
         subclasses validate before and add fitted attributes after ``super()``.
+
+        ``sample_weight`` (validated, non-negative) weights the rows' losses:
+        rows of weight 0 are dropped (so a zero weight is the same as removing
+        the row, batches included), the others are rescaled to mean one, and
+        constant weights train exactly as no weights. ``resume`` is None (a
+        fresh fit), ``"warm"`` (keep ``module_``, new optimizer and seeds) or
+        ``"partial"`` (keep ``module_``, ``optimizer_``, the batch generator
+        and ``callbacks_``; run one epoch); both start afresh when nothing
+        has been fitted yet.
         """
-        self._init_torch_state()
-        self._fit_loop((self._to_tensor(X), self._to_tensor(target, target_dtype)))
+        if resume not in (None, "warm", "partial"):
+            raise ValueError(f"resume must be None, 'warm' or 'partial', got {resume!r}.")
+        resuming = resume is not None and getattr(self, "module_", None) is not None
+        if resume == "partial" and resuming:
+            self._resume_torch_state()
+        else:
+            self._init_torch_state()
+        weight = None
+        if sample_weight is not None:
+            weight = np.asarray(sample_weight, dtype=np.float64)
+            keep = weight > 0
+            if not keep.any():
+                raise ValueError("sample_weight has no positive entry: there is nothing to "
+                                 "train on.")
+            if not keep.all():
+                X, target, weight = X[keep], target[keep], weight[keep]
+            weight = None if np.all(weight == weight[0]) else weight / weight.mean()
+        tensors = (self._to_tensor(X), self._to_tensor(target, target_dtype))
+        if weight is not None:
+            tensors += (self._to_tensor(weight),)
+        self._fit_loop(tensors, resume=resume)
         return self
+
+    def _resume_torch_state(self):
+        """Keep the seeds of the first fit; make a batch generator if none is left."""
+        self.device_ = resolve_device(self.device)
+        n_done = len(getattr(self, "history_", []))
+        if getattr(self, "_generator", None) is None:  # dropped by pickling
+            self._generator = torch.Generator().manual_seed(
+                _derive_seed(self._init_seed, 6 + n_done))
+        if _in_local_rng():
+            torch.manual_seed(_derive_seed(self._init_seed, 1_000_000 + n_done))
 
     def _extra_callbacks(self):
         """Callbacks the estimator adds after the user's (e.g. its own stopping rule)."""
         return []
 
-    def _notify(self, event, **kwargs):
-        for callback in getattr(self, "callbacks_", ()):
-            hook = getattr(callback, event, None)
-            if hook is not None:
-                hook(self, **kwargs)
+    def _notify(self, event, *args, **kwargs):
+        """Fire ``event`` on every fitted callback; return their results.
+
+        The batch events also receive the current ``epoch`` (from 1); a callback
+        method without ``**kwargs`` gets only the keyword arguments it names.
+        """
+        if event in ("on_batch_begin", "on_grad_computed", "on_batch_end"):
+            kwargs.setdefault("epoch", getattr(self, "_current_epoch", None))
+        return [_call_event(callback, event, self, *args, **kwargs)
+                for callback in getattr(self, "callbacks_", ())]
 
     def _split_tensors(self, tensors, rows):
         """The training data restricted to ``rows`` (for :class:`ValidationSplit`).
@@ -1205,17 +898,31 @@ class BaseTorchEstimator(BaseTorchState):
             self.module_.train(was_training)
         return total / max(weight, 1e-300)
 
-    def _fit_loop(self, tensors):
+    def _fit_loop(self, tensors, *, resume=None):
         """Build module and optimizer, then run epochs with callbacks and history.
 
         The user's callbacks are deep-copied into ``callbacks_`` (followed by
         :meth:`_extra_callbacks`), so ``callbacks`` is never changed by a fit.
+        ``resume="warm"`` trains the current ``module_`` again with a new
+        optimizer and ``max_epochs`` more epochs; ``resume="partial"`` keeps the
+        optimizer and the fitted callbacks too and runs one epoch. Both append
+        to ``history_``. Either starts afresh when no ``module_`` is fitted.
         """
-        self.module_ = self._make_module()
-        self.optimizer_ = self._build_optimizer(self.module_)
-        self.history_ = []
-        self.callbacks_ = [copy.deepcopy(cb) for cb in (self.callbacks or [])]
-        self.callbacks_ += list(self._extra_callbacks())
+        partial = resume == "partial"
+        fresh = resume is None or getattr(self, "module_", None) is None
+        if fresh:
+            self.module_ = self._make_module()
+            self.history_ = []
+        else:
+            self.module_ = self.module_.to(device=self.device_, dtype=_TRAIN_DTYPE)
+        optimizer = getattr(self, "optimizer_", None) if partial and not fresh else None
+        if optimizer is None or getattr(self, "_optimizer_device", None) != self.device_:
+            self.optimizer_ = self._build_optimizer(self.module_)
+            self._optimizer_device = self.device_
+        if fresh or not (partial and hasattr(self, "callbacks_")):
+            self.callbacks_ = [copy.deepcopy(cb) for cb in (self.callbacks or [])]
+            self.callbacks_ += list(self._extra_callbacks())
+        done = len(self.history_)
         valid = None
         splitters = [cb for cb in self.callbacks_ if isinstance(cb, ValidationSplit)]
         if len(splitters) > 1:
@@ -1225,9 +932,10 @@ class BaseTorchEstimator(BaseTorchState):
             train_rows, valid_rows = splitters[0].split(self, n_rows)
             valid = self._split_tensors(tensors, valid_rows)
             tensors = self._split_tensors(tensors, train_rows)
-        self._notify("on_train_begin")
-        epochs = self._progress(range(self._n_epochs()))
+        self._notify("on_train_begin", partial=partial)
+        epochs = self._progress(range(done, done + (1 if partial else self._n_epochs())))
         for epoch in epochs:
+            self._current_epoch = epoch + 1
             self._notify("on_epoch_begin", epoch=epoch + 1)
             record = {"epoch": epoch + 1, **self._train_epoch(tensors, self.optimizer_)}
             if valid is not None:
@@ -1236,15 +944,12 @@ class BaseTorchEstimator(BaseTorchState):
             if not epochs.disable:
                 epochs.set_postfix({k: record[k] for k in ("train_loss", "valid_loss")
                                     if k in record}, refresh=False)
-            stop = False
-            for cb in self.callbacks_:
-                hook = getattr(cb, "on_epoch_end", None)
-                if hook is not None:
-                    stop = bool(hook(self, record)) or stop
-            if stop:
+            # ``record`` goes by position, as it always has (callbacks name it freely).
+            if any(bool(stop) for stop in self._notify("on_epoch_end", record)):
                 break
         epochs.close()
-        self._notify("on_train_end")
+        self._current_epoch = None
+        self._notify("on_train_end", partial=partial)
         self.n_iter_ = len(self.history_)
         self._finalize_modules()
         return self
@@ -1327,15 +1032,44 @@ class TorchClassifierMixin(ClassifierMixin):
         self : object
             The fitted classifier.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        return self._fit_classifier(X, y)
+
+    def _fit_classifier(self, X, y, sample_weight=None, *, resume=None, classes=None):
+        """Validate, encode the labels and train; ``resume`` as in ``_fit_tensors``.
+
+        A resumed fit (``resume`` set and a module fitted) keeps ``classes_`` and
+        the number of features; ``partial_fit``'s first call takes ``classes``.
+        """
+        resuming = resume is not None and getattr(self, "module_", None) is not None
+        X, y = validate_data(self, X, y, dtype=np.float64, reset=not resuming)
         check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
+        if classes is not None:
+            classes = np.unique(np.asarray(classes).ravel())
+        if not resuming:
+            if resume == "partial" and classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            self.classes_ = np.unique(y) if classes is None else classes
+        elif classes is not None and not np.array_equal(classes, self.classes_):
+            raise ValueError(f"classes={classes!r} is not the same as on the first call to "
+                             f"partial_fit, classes_={self.classes_!r}.")
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
+        if unseen.size:
+            raise ValueError(f"y has labels {unseen[:5]!r} that are not in classes_ "
+                             f"{self.classes_!r} (set on the first fit or by classes).")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         self._n_outputs = len(self.classes_)
-        return self._fit_tensors(X, encoder.transform(y), torch.long)
+        codes = np.searchsorted(self.classes_, y)
+        extra = {} if sample_weight is None else {"sample_weight": sample_weight}
+        if resume is not None:
+            extra["resume"] = resume
+        return self._fit_tensors(X, codes, torch.long, **extra)
 
     def _compute_loss(self, output, target):
         return torch.nn.functional.cross_entropy(output, target)
+
+    def _compute_sample_losses(self, output, target):
+        return torch.nn.functional.cross_entropy(output, target, reduction="none")
 
     def predict_proba(self, X):
         """Return the class probabilities.
@@ -1402,21 +1136,47 @@ class TorchRegressorMixin(RegressorMixin):
         self : object
             The fitted regressor.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        return self._fit_regressor(X, y)
+
+    def _fit_regressor(self, X, y, sample_weight=None, *, resume=None):
+        """Validate, shape (and scale) the target and train; ``resume`` as in ``_fit_tensors``.
+
+        A resumed fit keeps the number of features, of targets and the target
+        scaling of the first fit.
+        """
+        resuming = resume is not None and getattr(self, "module_", None) is not None
+        X, y = validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True,
+                             reset=not resuming)
         if np.asarray(y).dtype.kind not in "biuf":
             raise ValueError(f"y must be numeric (a regression target), got dtype {y.dtype}.")
-        self._y_ndim = y.ndim
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         target = y.reshape(len(y), -1)
+        if resuming:
+            if target.shape[1] != self._n_outputs:
+                raise ValueError(f"y has {target.shape[1]} target column(s), but the fitted "
+                                 f"model predicts {self._n_outputs}.")
+        else:
+            self._y_ndim = y.ndim
+            self._n_outputs = target.shape[1]
+            if self._scale_targets:
+                self._y_mean = np.average(target, axis=0, weights=sample_weight)
+                scale = np.sqrt(np.average((target - self._y_mean) ** 2, axis=0,
+                                           weights=sample_weight))
+                self._y_scale = np.where(scale > 0, scale, 1.0)
         if self._scale_targets:
-            self._y_mean = target.mean(axis=0)
-            scale = target.std(axis=0)
-            self._y_scale = np.where(scale > 0, scale, 1.0)
             target = (target - self._y_mean) / self._y_scale
-        self._n_outputs = target.shape[1]
-        return self._fit_tensors(X, target, torch.float32)
+        extra = {} if sample_weight is None else {"sample_weight": sample_weight}
+        if resume is not None:
+            extra["resume"] = resume
+        return self._fit_tensors(X, target, torch.float32, **extra)
 
     def _compute_loss(self, output, target):
         return torch.nn.functional.mse_loss(output, target)
+
+    def _compute_sample_losses(self, output, target):
+        losses = torch.nn.functional.mse_loss(output, target, reduction="none")
+        return losses.reshape(losses.shape[0], -1).mean(dim=1)
 
     def predict(self, X):
         """Return the predicted targets.

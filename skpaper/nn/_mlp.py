@@ -3,12 +3,12 @@
 from numbers import Integral, Real
 
 import numpy as np
-import torch
 from torch import nn
 
 from ..utils._docstring import Substitution, torch_parameter_docs
-from ..utils._sklearn import Interval, StrOptions
-from ._base import BaseTorchEstimator, EarlyStopping, TorchClassifierMixin, TorchRegressorMixin
+from ..utils._sklearn import Interval, StrOptions, _fit_context
+from ._base import BaseTorchEstimator, TorchClassifierMixin, TorchRegressorMixin
+from ._callbacks import EarlyStopping
 
 __all__ = ["MLPClassifier", "MLPRegressor", "make_mlp"]
 
@@ -72,14 +72,35 @@ _MLP_DOCS = {
             Training stops when the epoch loss has not improved by ``tol`` for
             ``n_iter_no_change`` consecutive epochs.
         n_iter_no_change : int, default=10
-            Number of epochs without improvement before training stops.""",
+            Number of epochs without improvement before training stops.
+        optimizer : str or torch.optim.Optimizer subclass, default="adam"
+            The optimizer: the name of a :mod:`torch.optim` optimizer in any
+            case (``"adam"``, ``"AdamW"``, ``"sgd"``, ...) or its class, as
+            skorch takes it. It is built with ``lr`` and with
+            ``weight_decay=alpha`` (an optimizer without ``weight_decay``
+            needs ``alpha=0``). :class:`torch.optim.LBFGS` is refused: its
+            step needs a closure.
+        optimizer_kwargs : dict or None, default=None
+            Further arguments of the optimizer (``{"momentum": 0.9}`` for
+            SGD, ``{"betas": (0.9, 0.99)}`` for Adam); ``lr`` and
+            ``weight_decay`` are set through ``lr`` and ``alpha``.
+        warm_start : bool, default=False
+            When True, :meth:`fit` on a fitted estimator continues from its
+            current weights (a new optimizer, ``max_epochs`` more epochs,
+            ``history_`` and ``n_iter_`` extended), as scikit-learn's MLPs do;
+            the features, classes (a subset of ``classes_``) and
+            ``hidden_layer_sizes`` must stay those of the first fit.""",
     "mlp_attributes": """
         module_ : torch.nn.Sequential
             The trained network.
         history_ : list of dict
             One record per epoch (``epoch``, ``train_loss``, ...).
         n_iter_ : int
-            Number of epochs run.
+            Number of epochs run (over every ``fit`` of a warm start and every
+            ``partial_fit`` call).
+        optimizer_ : torch.optim.Optimizer
+            The optimizer of the last fit (kept between ``partial_fit`` calls;
+            not pickled, so ``partial_fit`` after unpickling starts a new one).
         device_ : str
             The device actually used.
         n_features_in_ : int
@@ -97,6 +118,9 @@ class _BaseMLP(BaseTorchEstimator):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "optimizer": [str, type],
+        "optimizer_kwargs": [dict, None],
+        "warm_start": ["boolean"],
     }
 
     def __init__(
@@ -107,6 +131,9 @@ class _BaseMLP(BaseTorchEstimator):
         alpha=1e-4,
         tol=1e-4,
         n_iter_no_change=10,
+        optimizer="adam",
+        optimizer_kwargs=None,
+        warm_start=False,
         max_epochs=200,
         batch_size=200,
         lr=1e-3,
@@ -126,6 +153,9 @@ class _BaseMLP(BaseTorchEstimator):
         self.alpha = alpha
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.optimizer = optimizer
+        self.optimizer_kwargs = optimizer_kwargs
+        self.warm_start = warm_start
 
     def _check_hidden_layer_sizes(self):
         sizes = np.atleast_1d(np.asarray(self.hidden_layer_sizes))
@@ -143,11 +173,22 @@ class _BaseMLP(BaseTorchEstimator):
 
     def _build_optimizer(self, module):
         # L2 penalty alpha as in sklearn's MLP, applied through weight decay.
-        return torch.optim.Adam(module.parameters(), lr=self.lr, weight_decay=self.alpha)
+        return self._make_optimizer(module.parameters(), "adam",
+                                    weight_decay=("alpha", float(self.alpha)))
 
-    def _fit_tensors(self, X, target, target_dtype):
-        self._check_hidden_layer_sizes()
-        return super()._fit_tensors(X, target, target_dtype)
+    def _fit_tensors(self, X, target, target_dtype, **kwargs):
+        spec = (self._check_hidden_layer_sizes(), self.activation)
+        resuming = kwargs.get("resume") is not None and getattr(self, "module_", None) is not None
+        if resuming and spec != getattr(self, "_module_spec", spec):
+            raise ValueError(
+                f"hidden_layer_sizes={spec[0]} and activation={spec[1]!r} differ from the "
+                f"fitted network's {self._module_spec}; a warm start or partial_fit "
+                "continues that network. Set warm_start=False to fit a new one.")
+        self._module_spec = spec
+        return super()._fit_tensors(X, target, target_dtype, **kwargs)
+
+    def _resume(self):
+        return "warm" if self.warm_start else None
 
     def _extra_callbacks(self):
         # sklearn-style stopping rule on the training loss, after the user's callbacks.
@@ -187,6 +228,60 @@ class MLPClassifier(TorchClassifierMixin, _BaseMLP):
     True
     """
 
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row in the cross-entropy. The loss of
+            a batch is ``sum_i w_i l_i / n_batch`` with the weights rescaled to
+            mean one over the training rows, so over random batches it is, in
+            expectation, the loss of the data with row ``i`` repeated ``w_i``
+            times (exactly that loss when one batch holds every row). Rows of
+            weight 0 are left out. None weights every row equally.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
+        return self._fit_classifier(X, y, sample_weight, resume=self._resume())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None, classes=None):
+        """Train one epoch on ``(X, y)``, continuing from the current weights.
+
+        The first call builds the network (``classes`` is required then, as in
+        scikit-learn); later calls keep the weights, the optimizer and its
+        state, and the batch generator, so ``k`` calls on the same data train
+        as ``fit`` with ``max_epochs=k`` and no stopping rule. ``max_epochs``,
+        ``tol`` and ``n_iter_no_change`` do not apply.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Class labels, all in ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows, as in :meth:`fit` (rescaled within each call).
+        classes : array-like of shape (n_classes,), default=None
+            Every class label; required on the first call, ignored if equal to
+            ``classes_`` afterwards.
+
+        Returns
+        -------
+        self : object
+            The classifier.
+        """
+        return self._fit_classifier(X, y, sample_weight, resume="partial", classes=classes)
+
 
 @Substitution(**_MLP_DOCS)
 class MLPRegressor(TorchRegressorMixin, _BaseMLP):
@@ -215,3 +310,53 @@ class MLPRegressor(TorchRegressorMixin, _BaseMLP):
     >>> bool(reg.score(X, y) > 0.9)
     True
     """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the regressor.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Numeric targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row in the squared error. The loss of
+            a batch is ``sum_i w_i l_i / n_batch`` with the weights rescaled to
+            mean one over the training rows, so over random batches it is, in
+            expectation, the loss of the data with row ``i`` repeated ``w_i``
+            times (exactly that loss when one batch holds every row). Rows of
+            weight 0 are left out. None weights every row equally.
+
+        Returns
+        -------
+        self : object
+            The fitted regressor.
+        """
+        return self._fit_regressor(X, y, sample_weight, resume=self._resume())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Train one epoch on ``(X, y)``, continuing from the current weights.
+
+        The first call builds the network; later calls keep the weights, the
+        optimizer and its state, and the batch generator, so ``k`` calls on
+        the same data train as ``fit`` with ``max_epochs=k`` and no stopping
+        rule. ``max_epochs``, ``tol`` and ``n_iter_no_change`` do not apply.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Numeric targets, with as many columns as on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows, as in :meth:`fit` (rescaled within each call).
+
+        Returns
+        -------
+        self : object
+            The regressor.
+        """
+        return self._fit_regressor(X, y, sample_weight, resume="partial")
