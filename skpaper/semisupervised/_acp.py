@@ -11,7 +11,14 @@ from sklearn.utils import check_random_state
 
 from ..utils import derive_seed, parallel_map
 from ..utils._sklearn import HasMethods, Interval, StrOptions
-from ._base import _BaseShiftEstimator, class_one_proba, fill_doc, labeled_weight_ess
+from ._base import (
+    _BaseShiftEstimator,
+    check_takes_weights,
+    class_one_proba,
+    fill_doc,
+    fit_weighted,
+    labeled_weight_ess,
+)
 from ._estimating import (
     influence_function,
     influence_se,
@@ -25,32 +32,40 @@ def _predict_mean(model, X):
     return class_one_proba(model, X) if is_classifier(model) else model.predict(X)
 
 
-def _fit_fold(fold, *, X, y, S, R, s_observed, propensity_model, outcome_model, use_acp):
+def _fit_fold(fold, *, X, y, S, R, s_observed, propensity_model, outcome_model, use_acp,
+              sample_weight=None):
     """Fit the nuisances on the training part of one fold; predict on its held-out part.
 
     Returns the held-out indices with p(X) = P(R=1 | X), m_b(X, S) = E[Y | X, S]
-    and m(X) = E[Y | X] (``m_b`` equals ``m`` on rows without an ACP).
+    and m(X) = E[Y | X] (``m_b`` equals ``m`` on rows without an ACP). Every fit
+    takes the rows' ``sample_weight`` when given.
     """
     train, test = fold
+
+    def weights(rows):
+        return None if sample_weight is None else sample_weight[rows]
+
     p = None
     if propensity_model is not None:
-        prop = clone(propensity_model).fit(X[train], R[train].astype(int))
+        prop = fit_weighted(clone(propensity_model), X[train], R[train].astype(int),
+                            weights(train))
         p = class_one_proba(prop, X[test])
     lab = train[R[train]]
     if not use_acp:
-        m_model = clone(outcome_model).fit(X[lab], y[lab])
+        m_model = fit_weighted(clone(outcome_model), X[lab], y[lab], weights(lab))
         m = _predict_mean(m_model, X[test])
         return test, p, m, m
     XS = np.hstack([X, np.nan_to_num(S)])
-    mb_model = clone(outcome_model).fit(XS[lab], y[lab])
+    mb_model = fit_weighted(clone(outcome_model), XS[lab], y[lab], weights(lab))
     if is_classifier(outcome_model):
         # A classifier cannot regress on probabilities: fit E[Y | X] on the labels directly.
-        m_model = clone(outcome_model).fit(X[lab], y[lab])
+        m_model = fit_weighted(clone(outcome_model), X[lab], y[lab], weights(lab))
     else:
         # m(X) = E[m_b(X, S) | X]: regressing m_b on X over every unit that observes S
         # uses the unlabeled ACPs too.
         pool = train[s_observed[train]]
-        m_model = clone(outcome_model).fit(X[pool], _predict_mean(mb_model, XS[pool]))
+        m_model = fit_weighted(clone(outcome_model), X[pool],
+                               _predict_mean(mb_model, XS[pool]), weights(pool))
     m = _predict_mean(m_model, X[test])
     mb = m.copy()
     seen = s_observed[test]
@@ -188,6 +203,16 @@ class ACPShiftEstimator(_BaseShiftEstimator):
     official code (``PPIwcf``); the paper's own equation numbers could not be
     checked, so they are not quoted (reconstructed).
 
+    With ``sample_weight`` (survey weights, or counts of repeated rows) every
+    sum above is weighted, as are the fits of both nuisance models (which must
+    then take ``sample_weight``); the bootstrap multiplier of a row of weight
+    ``s`` is drawn from Gamma(``s``, 1), the law of the sum of ``s`` Exp(1)
+    multipliers. With ``n_folds=1`` integer weights give exactly the estimate
+    and the influence interval of the repeated rows (the bootstrap interval
+    has the same law); with cross-fitting the folds are drawn over rows, so a
+    row of weight ``s`` stays in one fold where its ``s`` copies would be
+    spread over several, and the two agree only up to the fold split.
+
     References
     ----------
     {paper_reference}
@@ -267,7 +292,8 @@ class ACPShiftEstimator(_BaseShiftEstimator):
             )
         return propensity, outcome
 
-    def _cross_fit(self, X, y, S, R, s_observed, propensity, outcome, use_acp, rng):
+    def _cross_fit(self, X, y, S, R, s_observed, propensity, outcome, use_acp, rng,
+                   sample_weight=None):
         n_labeled, n_unlabeled = int(R.sum()), int((~R).sum())
         if self.n_folds == 1:
             folds = [(np.arange(X.shape[0]), np.arange(X.shape[0]))]
@@ -283,7 +309,7 @@ class ACPShiftEstimator(_BaseShiftEstimator):
         results = parallel_map(
             _fit_fold, folds, n_jobs=self.n_jobs, X=X, y=y, S=S, R=R,
             s_observed=s_observed, propensity_model=propensity, outcome_model=outcome,
-            use_acp=use_acp,
+            use_acp=use_acp, sample_weight=sample_weight,
         )
         p = np.empty(X.shape[0])
         mb = np.empty(X.shape[0])
@@ -330,7 +356,7 @@ class ACPShiftEstimator(_BaseShiftEstimator):
             t = np.ones_like(p)
         return z, z0, t
 
-    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled):
+    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled, sample_weight=None):
         rng = check_random_state(self.random_state)
         if self.population == "unlabeled" and R.all():
             raise ValueError(
@@ -338,6 +364,10 @@ class ACPShiftEstimator(_BaseShiftEstimator):
                 "labeled); every row is labeled. Use population='combined'."
             )
         propensity, outcome = self._resolve_models(y[R])
+        if not R.all():
+            check_takes_weights(propensity, "propensity_model", sample_weight)
+            check_takes_weights(outcome, "outcome_model", sample_weight)
+        s = np.ones(X.shape[0]) if sample_weight is None else sample_weight
         use_acp = bool(self.use_acp) and S is not None
         s_observed = np.ones(X.shape[0], dtype=bool) if acp_on_unlabeled else R.copy()
         D = target_design(X, self.target)
@@ -351,30 +381,35 @@ class ACPShiftEstimator(_BaseShiftEstimator):
             self.propensity_model_ = None
         else:
             p, mb, m = self._cross_fit(X, y, S, R, s_observed, propensity, outcome, use_acp,
-                                       rng)
+                                       rng, sample_weight)
             p = self._clip_propensity(p, R)
             z, z0, t = self._pseudo_outcomes(y, R, p, mb, m, acp_on_unlabeled and use_acp)
             if self.target == "logistic":
                 # Plug-in t * m(X) always has a logistic root: the one-step fallback's start.
                 z_init = t * np.clip(m, 1e-6, 1.0 - 1e-6)
-            self.propensity_model_ = clone(propensity).fit(X, R.astype(int))
+            self.propensity_model_ = fit_weighted(clone(propensity), X, R.astype(int),
+                                                  sample_weight)
         self.propensity_ = p
         weights = (1.0 - p[R]) / p[R] if self.population == "unlabeled" else 1.0 / p[R]
+        s_lab = None if sample_weight is None else s[R]
         self.effective_sample_size_ = (
-            labeled_weight_ess(weights) if np.any(weights > 0) else 0.0
+            labeled_weight_ess(weights, s_lab) if np.any(weights * s[R] > 0) else 0.0
         )
 
-        beta = solve_estimating_equation(D, z, t, self.target, z_init=z_init)
+        sz_init = None if z_init is None else s * z_init
+        beta = solve_estimating_equation(D, s * z, s * t, self.target, z_init=sz_init)
         draws = None
         if self.ci == "bootstrap":
             draws = multiplier_bootstrap(D, z, t, self.target, n_bootstrap=self.n_bootstrap,
                                          random_state=rng, n_jobs=self.n_jobs, beta0=beta,
-                                         z_init=z_init)
-        phi = self._set_inference(D, z, t, beta, draws)
+                                         z_init=z_init, sample_weight=sample_weight)
+        phi = self._set_inference(D, z, t, beta, draws, sample_weight=sample_weight)
 
-        beta0 = solve_estimating_equation(D, z0, t, self.target, beta0=beta, z_init=z_init)
-        phi0 = influence_function(D, z0, t, beta0, self.target)
-        var, var0 = influence_se(phi) ** 2, influence_se(phi0) ** 2
+        beta0 = solve_estimating_equation(D, s * z0, s * t, self.target, beta0=beta,
+                                          z_init=sz_init)
+        phi0 = influence_function(D, z0, t, beta0, self.target, sample_weight)
+        var = influence_se(phi, sample_weight) ** 2
+        var0 = influence_se(phi0, sample_weight) ** 2
         with np.errstate(divide="ignore", invalid="ignore"):
             gain = np.where(var > 0, var0 / var, 1.0)
         if not use_acp:

@@ -4,11 +4,22 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+from sklearn.utils.validation import (
+    check_array,
+    check_is_fitted,
+    column_or_1d,
+    has_fit_parameter,
+)
 
 from ..utils import normal_ci
 from ..utils._docstring import Substitution
-from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
+from ..utils._sklearn import (
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+    validate_data,
+)
 from ._estimating import (
     TARGETS,
     influence_function,
@@ -31,6 +42,23 @@ def class_one_proba(model, X):
             f"its classes_ are {classes}."
         )
     return model.predict_proba(X)[:, classes.index(1)]
+
+
+def fit_weighted(model, X, y, sample_weight):
+    """``model.fit(X, y)``, with ``sample_weight`` when it is not None."""
+    if sample_weight is None:
+        return model.fit(X, y)
+    return model.fit(X, y, sample_weight=sample_weight)
+
+
+def check_takes_weights(model, name, sample_weight):
+    """Refuse sample weights for a nuisance model whose ``fit`` cannot take them."""
+    if sample_weight is not None and not has_fit_parameter(model, "sample_weight"):
+        raise ValueError(
+            f"{name}={type(model).__name__} does not take sample_weight in fit, so the "
+            "weighted estimate cannot be computed; pass a model that does, or no "
+            "sample_weight."
+        )
 
 
 def _check_y_1d(y):
@@ -128,9 +156,9 @@ fill_doc = Substitution(**_SHARED_DOCS)
 class _BaseShiftEstimator(BaseEstimator):
     """Base of the estimators of a target parameter from partly labeled data.
 
-    ``fit(X, y, acp=None, labeled=None)`` validates the inputs once and hands
-    them to the subclass hook ``_fit_estimate``, which fills the shared fitted
-    attributes through ``_set_inference``.
+    ``fit(X, y, acp=None, labeled=None, sample_weight=None)`` validates the
+    inputs once and hands them to the subclass hook ``_fit_estimate``, which
+    fills the shared fitted attributes through ``_set_inference``.
     """
 
     _parameter_constraints: dict = {
@@ -140,7 +168,7 @@ class _BaseShiftEstimator(BaseEstimator):
 
     # User-supplied nuisance estimators validate their own parameters when fitted.
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, acp=None, labeled=None):
+    def fit(self, X, y, acp=None, labeled=None, sample_weight=None):
         """Estimate the target parameter.
 
         Parameters
@@ -156,6 +184,13 @@ class _BaseShiftEstimator(BaseEstimator):
             means the ACP is observed on the labeled rows only.
         labeled : array-like of shape (n_samples,) of bool, default=None
             Explicit mask of the labeled rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each row (the number of population units it
+            stands for). The estimating equation, the influence function and
+            standard error, and the nuisance fits are weighted, so integer
+            weights give what repeating each row that many times gives (see
+            the class docstring for what cross-fitting and the bootstrap do).
+            Nuisance models must then take ``sample_weight`` in ``fit``.
 
         Returns
         -------
@@ -178,20 +213,30 @@ class _BaseShiftEstimator(BaseEstimator):
                 f"of {X.shape[0]} rows."
             )
         S, acp_on_unlabeled = _check_acp(acp, X.shape[0], R)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            if not np.any(sample_weight[R] > 0):
+                raise ValueError(
+                    "sample_weight is 0 on every labeled row: there is nothing to "
+                    "estimate from."
+                )
         y = np.where(R, y, 0.0)
         self.n_labeled_ = int(R.sum())
         self.n_unlabeled_ = int(X.shape[0] - self.n_labeled_)
-        self._fit_estimate(X, y, S, R, acp_on_unlabeled)
+        self._fit_estimate(X, y, S, R, acp_on_unlabeled, sample_weight)
         return self
 
-    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled):
+    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled, sample_weight=None):
         raise NotImplementedError
 
-    def _set_inference(self, D, z, t, beta, draws=None):
-        """Fill ``estimate_``, ``se_``, ``ci_`` and ``influence_`` from the solved equation."""
-        phi = influence_function(D, z, t, beta, self.target)
+    def _set_inference(self, D, z, t, beta, draws=None, sample_weight=None):
+        """Fill ``estimate_``, ``se_``, ``ci_`` and ``influence_`` from the solved equation.
+
+        ``z`` and ``t`` are unweighted; ``sample_weight`` weights the rows.
+        """
+        phi = influence_function(D, z, t, beta, self.target, sample_weight)
         if draws is None:
-            se = influence_se(phi)
+            se = influence_se(phi, sample_weight)
             ci = normal_ci(beta, se, self.alpha)
         else:
             se = np.std(draws, axis=0, ddof=1)
@@ -241,7 +286,7 @@ class _BaseShiftEstimator(BaseEstimator):
         p = np.clip(class_one_proba(model, X), eps, 1.0 - eps)
         return (1.0 - p) / p if self.population == "unlabeled" else 1.0 / p
 
-    def score(self, X, y, labeled=None):
+    def score(self, X, y, labeled=None, sample_weight=None):
         """Negative risk of the fitted model in the target population.
 
         The loss (squared error for ``"mean"`` and ``"ols"``, log-loss for
@@ -258,6 +303,9 @@ class _BaseShiftEstimator(BaseEstimator):
             NaN marks unlabeled rows, which are ignored.
         labeled : array-like of shape (n_samples,) of bool, default=None
             Mask of the labeled rows; ``None`` takes the rows where ``y`` is not NaN.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the rows, multiplying the density-ratio
+            weights.
 
         Returns
         -------
@@ -270,14 +318,20 @@ class _BaseShiftEstimator(BaseEstimator):
         R = _labeled_mask(y, labeled)
         if not R.any():
             raise ValueError("score needs at least one labeled row (a finite y); got 0.")
-        X, y = X[R], y[R]
+        weights = np.ones(X.shape[0])
+        if sample_weight is not None:
+            weights = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+        X, y, weights = X[R], y[R], weights[R]
         pred = self._predict_validated(X)
         if self.target == "logistic":
             pred = np.clip(pred, 1e-12, 1 - 1e-12)
             loss = -(y * np.log(pred) + (1 - y) * np.log1p(-pred))
         else:
             loss = (y - pred) ** 2
-        return -float(np.average(loss, weights=self._score_weights(X)))
+        weights = weights * self._score_weights(X)
+        if not np.sum(weights) > 0:
+            raise ValueError("sample_weight is 0 on every labeled row of score.")
+        return -float(np.average(loss, weights=weights))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -285,8 +339,12 @@ class _BaseShiftEstimator(BaseEstimator):
         return tags
 
 
-def labeled_weight_ess(weights):
-    """Kish effective sample size ``(sum w)^2 / sum w^2`` of positive weights."""
+def labeled_weight_ess(weights, sample_weight=None):
+    """Kish effective sample size ``(sum s w)^2 / sum s w^2`` of positive weights ``w``.
+
+    ``s`` (sample weights, ones by default) counts each row as that many units.
+    """
     weights = np.asarray(weights, dtype=float)
-    return float(weights.sum() ** 2 / np.sum(weights**2))
+    s = np.ones_like(weights) if sample_weight is None else np.asarray(sample_weight, float)
+    return float(np.sum(s * weights) ** 2 / np.sum(s * weights**2))
 

@@ -7,12 +7,26 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
 from ..utils._sklearn import HasMethods, Interval, StrOptions
-from ._base import _BaseShiftEstimator, class_one_proba, fill_doc, labeled_weight_ess
+from ._base import (
+    _BaseShiftEstimator,
+    check_takes_weights,
+    class_one_proba,
+    fill_doc,
+    fit_weighted,
+    labeled_weight_ess,
+)
 from ._estimating import (
     inverse_link,
     solve_estimating_equation,
     target_design,
 )
+
+
+def _mean(values, sample_weight):
+    """Column means, weighted when ``sample_weight`` is given."""
+    if sample_weight is None:
+        return np.mean(values, axis=0)
+    return np.average(values, axis=0, weights=sample_weight)
 
 
 @fill_doc
@@ -47,6 +61,9 @@ class LabeledOnlyEstimator(_BaseShiftEstimator):
     -----
     The sandwich variance is ``J^{-1} E_L[psi psi'] J^{-T} / n_L`` with
     ``psi = X~(Y - g(X~'theta))`` and ``J = E_L[g'(X~'theta) X~ X~']``.
+    With ``sample_weight`` every mean is weighted (the weighted estimating
+    equation ``sum_L s X~ (Y - g(X~'theta)) = 0``), so integer weights give
+    exactly the estimate and interval of the repeated rows.
 
     References
     ----------
@@ -66,7 +83,7 @@ class LabeledOnlyEstimator(_BaseShiftEstimator):
         self.target = target
         self.alpha = alpha
 
-    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled):
+    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled, sample_weight=None):
         if self.target == "logistic" and not np.isin(y[R], (0.0, 1.0)).all():
             raise ValueError(
                 f"target='logistic' needs labels in {{0, 1}}; got values {np.unique(y[R])[:5]}."
@@ -74,8 +91,9 @@ class LabeledOnlyEstimator(_BaseShiftEstimator):
         D = target_design(X, self.target)
         t = R.astype(float)
         z = t * y
-        beta = solve_estimating_equation(D, z, t, self.target)
-        self._set_inference(D, z, t, beta)
+        s = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+        beta = solve_estimating_equation(D, s * z, s * t, self.target)
+        self._set_inference(D, z, t, beta, sample_weight=sample_weight)
         return self
 
 
@@ -147,6 +165,11 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
     same quantity). Without ``acp`` the predictions are zero and the estimator
     is the (weighted) classical one.
 
+    With ``sample_weight`` the propensity model is fitted with the weights and
+    every sum above (the row counts ``n_U`` and ``n_L``, the normalisation of
+    ``w~``, the tuning of ``lam`` and the variance) is weighted, so integer
+    weights give exactly the estimate and interval of the repeated rows.
+
     References
     ----------
     {paper_reference}
@@ -191,7 +214,7 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
         self.clip = clip
         self.alpha = alpha
 
-    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled):
+    def _fit_estimate(self, X, y, S, R, acp_on_unlabeled, sample_weight=None):
         if self.population == "unlabeled" and R.all():
             raise ValueError(
                 "population='unlabeled' needs unlabeled rows (NaN in y, or False in "
@@ -213,7 +236,8 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
         else:
             f = S[:, 0]
 
-        n, n_lab = X.shape[0], int(R.sum())
+        n = X.shape[0]
+        s = np.ones(n) if sample_weight is None else sample_weight
         r = R.astype(float)
         self.propensity_model_ = None
         self.propensity_ = None
@@ -222,7 +246,8 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
             model = self.propensity_model
             if model is None:
                 model = LogisticRegression(C=1e4, max_iter=1000)
-            self.propensity_model_ = clone(model).fit(X, R.astype(int))
+            check_takes_weights(model, "propensity_model", sample_weight)
+            self.propensity_model_ = fit_weighted(clone(model), X, R.astype(int), sample_weight)
             p = np.clip(class_one_proba(self.propensity_model_, X), self.clip, 1 - self.clip)
             if np.any(p[R] <= 0):
                 raise ValueError(
@@ -231,8 +256,8 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
                 )
             self.propensity_ = p
             ratio = (1.0 - p) / p if self.population == "unlabeled" else 1.0 / p
-            ratio = ratio / ratio[R].mean()
-        self.effective_sample_size_ = labeled_weight_ess(ratio[R])
+            ratio = ratio / _mean(ratio[R], None if sample_weight is None else s[R])
+        self.effective_sample_size_ = labeled_weight_ess(ratio[R], s[R])
 
         # z = a + lam * c: the PPI moment for E_q[X~ Y], scaled so that sum_i D_i z_i / n_t
         # is (1/n_t) sum_target lam D f + (1/n_L) sum_L w~ D (y - lam f).
@@ -240,7 +265,7 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
             t = 1.0 - r
         else:
             t = np.ones(n)
-        k = t.sum() / n_lab
+        k = np.sum(s * t) / np.sum(s * r)
         a = r * k * ratio * y
         c = t * f - r * k * ratio * f
         D = target_design(X, self.target)
@@ -248,27 +273,30 @@ class WeightedPPIEstimator(_BaseShiftEstimator):
         if S is None:
             lam = 0.0
         elif self.lam is None:
-            lam = self._tuned_lambda(D, a, c, t)
+            lam = self._tuned_lambda(D, a, c, t, s, sample_weight)
         else:
             lam = float(self.lam)
         self.lam_ = lam
         z = a + lam * c
-        beta = solve_estimating_equation(D, z, t, self.target)
-        self._set_inference(D, z, t, beta)
+        beta = solve_estimating_equation(D, s * z, s * t, self.target)
+        self._set_inference(D, z, t, beta, sample_weight=sample_weight)
         return self
 
-    def _tuned_lambda(self, D, a, c, t):
-        """PPI++ factor minimising the trace of the sandwich variance over ``lam``."""
-        beta = solve_estimating_equation(D, a + c, t, self.target)
-        n, n_t = D.shape[0], t.sum()
+    def _tuned_lambda(self, D, a, c, t, s, sample_weight):
+        """PPI++ factor minimising the trace of the sandwich variance over ``lam``.
+
+        ``s`` holds the sample weights (ones when ``sample_weight`` is None).
+        """
+        beta = solve_estimating_equation(D, s * (a + c), s * t, self.target)
+        n, n_t = s.sum(), np.sum(s * t)
         mu, dmu = inverse_link(D @ beta, self.target)
-        jac_inv = np.linalg.pinv((D * (t * dmu)[:, None]).T @ D / n_t)
+        jac_inv = np.linalg.pinv((D * (s * t * dmu)[:, None]).T @ D / n_t)
         A = (n / n_t) * D * (a - t * mu)[:, None] @ jac_inv.T
         C = (n / n_t) * D * c[:, None] @ jac_inv.T
-        A -= A.mean(axis=0)
-        C -= C.mean(axis=0)
-        denom = float(np.sum(C * C))
+        A -= _mean(A, sample_weight)
+        C -= _mean(C, sample_weight)
+        denom = float(np.sum(s[:, None] * C * C))
         if denom <= 0:
             return 0.0
-        return float(np.clip(-np.sum(A * C) / denom, 0.0, 1.0))
+        return float(np.clip(-np.sum(s[:, None] * A * C) / denom, 0.0, 1.0))
 

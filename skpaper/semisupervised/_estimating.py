@@ -14,6 +14,12 @@ nuisance fits, and :math:`t_i` the indicator of the target population
 doubly robust estimator, the no-ACP estimator, the labeled-only fit and the
 weighted PPI baseline differ only in ``z`` and ``t``, so one solver, one
 influence function and one bootstrap serve all of them.
+
+Sample weights ``s_i`` (a unit standing for ``s_i`` units of the population)
+enter as ``sum_i s_i D_i (z_i - t_i g(D_i' beta)) = 0``: the solver
+takes the weighted ``s * z`` and ``s * t``; the influence function and standard
+errors take ``s`` and give, for integer weights, what the data with each row
+repeated ``s_i`` times give.
 """
 
 import warnings
@@ -141,38 +147,49 @@ def solve_estimating_equation(D, z, t, target, *, beta0=None, z_init=None, max_i
     return beta
 
 
-def influence_function(D, z, t, beta, target):
+def influence_function(D, z, t, beta, target, sample_weight=None):
     """Per-unit influence values ``phi_i = J^{-1} psi_i`` of the solution ``beta``.
 
     ``psi_i = (N / n_t) D_i (z_i - t_i g(D_i' beta))`` and
-    ``J = n_t^{-1} sum_i t_i g'(D_i' beta) D_i D_i'``, with ``n_t = sum_i t_i``;
-    the estimator's covariance is ``sum_i phi_i phi_i' / N^2``.
+    ``J = n_t^{-1} sum_i s_i t_i g'(D_i' beta) D_i D_i'``, with ``N = sum_i s_i``
+    and ``n_t = sum_i s_i t_i`` (``s`` the sample weights, ones by default);
+    the estimator's covariance is ``sum_i s_i phi_i phi_i' / N^2``.
 
     Returns
     -------
     phi : ndarray of shape (n_samples, n_params)
     """
-    n = D.shape[0]
-    n_t = float(np.sum(t))
+    s = np.ones(D.shape[0]) if sample_weight is None else sample_weight
+    n = float(np.sum(s))
+    n_t = float(np.sum(s * t))
     mu, dmu = inverse_link(D @ beta, target)
     psi = (n / n_t) * D * (z - t * mu)[:, None]
-    jac = (D * (t * dmu)[:, None]).T @ D / n_t
+    jac = (D * (s * t * dmu)[:, None]).T @ D / n_t
     return psi @ np.linalg.pinv(jac).T
 
 
-def influence_se(phi):
+def influence_se(phi, sample_weight=None):
     """Standard errors from influence values (centred, so they hold off the root too)."""
-    n = phi.shape[0]
-    centred = phi - phi.mean(axis=0)
-    return np.sqrt(np.sum(centred**2, axis=0)) / n
+    if sample_weight is None:
+        n = phi.shape[0]
+        centred = phi - phi.mean(axis=0)
+        return np.sqrt(np.sum(centred**2, axis=0)) / n
+    s = np.asarray(sample_weight, dtype=float)
+    centred = phi - np.average(phi, axis=0, weights=s)
+    return np.sqrt(np.sum(s[:, None] * centred**2, axis=0)) / np.sum(s)
 
 
-def _bootstrap_chunk(job, *, D, z, t, target, beta0, z_init):
+def _bootstrap_chunk(job, *, D, z, t, target, beta0, z_init, sample_weight=None):
     seed, n_draws = job
     rng = np.random.default_rng(seed)
     draws = np.empty((n_draws, D.shape[1]))
     for b in range(n_draws):
-        xi = rng.exponential(size=D.shape[0])
+        if sample_weight is None:
+            xi = rng.exponential(size=D.shape[0])
+        else:
+            # A row of weight s stands for s units with Exp(1) multipliers each: their
+            # sum is Gamma(s, 1) (0 for s = 0).
+            xi = rng.gamma(sample_weight)
         draws[b] = solve_estimating_equation(
             D, xi * z, xi * t, target, beta0=beta0,
             z_init=None if z_init is None else xi * z_init,
@@ -181,11 +198,13 @@ def _bootstrap_chunk(job, *, D, z, t, target, beta0, z_init):
 
 
 def multiplier_bootstrap(D, z, t, target, *, n_bootstrap, random_state, n_jobs=None,
-                         beta0=None, z_init=None):
+                         beta0=None, z_init=None, sample_weight=None):
     """Multiplier-bootstrap draws of the solution with Exp(1) unit weights.
 
     The nuisance fits stay fixed; each draw re-solves the weighted equation
-    ``sum_i xi_i D_i (z_i - t_i g(D_i' beta)) = 0``.
+    ``sum_i xi_i D_i (z_i - t_i g(D_i' beta)) = 0``. With sample weights ``s``
+    (``z`` and ``t`` unweighted), ``xi_i`` is drawn from Gamma(``s_i``, 1), the
+    law of the sum of the Exp(1) multipliers of ``s_i`` repeated rows.
 
     Returns
     -------
@@ -196,7 +215,8 @@ def multiplier_bootstrap(D, z, t, target, *, n_bootstrap, random_state, n_jobs=N
     sizes[: n_bootstrap % n_chunks] += 1
     seeds = spawn_seeds(random_state, n_chunks)
     chunks = parallel_map(_bootstrap_chunk, list(zip(seeds, sizes.tolist())), n_jobs=n_jobs,
-                          D=D, z=z, t=t, target=target, beta0=beta0, z_init=z_init)
+                          D=D, z=z, t=t, target=target, beta0=beta0, z_init=z_init,
+                          sample_weight=sample_weight)
     return np.vstack(chunks)
 
 
