@@ -9,23 +9,26 @@ figure is an online accuracy: each batch is predicted before the model adapts
 on it.
 
 The test images of each seed are split in two: a third builds a held-out
-calibration stream, the rest the evaluation stream. SSA's noise floor ``S``
-(and the mean step ``alpha * eta`` it produces) is measured once on the
-calibration stream and then held fixed, as the paper keeps its ``EPS`` fixed;
-nothing is calibrated on the evaluation stream. Every arm of a comparison
-runs on the same seeds (source model, split, corruption noise), added look by
-look (:func:`~skpaper.papers.run_comparison`).
+calibration stream, the rest the evaluation stream. SSA's noise floor ``S`` is
+measured once on the calibration stream and then held fixed, as the paper
+keeps its ``EPS`` fixed. Every arm of a comparison runs on the same seeds
+(source model, split, corruption noise), added look by look
+(:func:`~skpaper.papers.run_comparison`).
 
-What ``S`` is here, plainly: the authors' code fixes ``S`` (``EPS``); this
-project calibrates it as ``S = 0.05 * eta**2 * sigma_0**2`` from the first
-window of the held-out stream. Once the window is full, SSA's multiplier is
-``sqrt(S) / (eta * sigma_k)``, so with this calibration SSA is, by
-construction, a learning-rate cut of roughly 3-4x after its first window,
-modulated by how the gradient noise drifts from its first-window level. The
-claims therefore compare SSA with the base method at the same learning rate
-(the paper's comparison) and use, as the control, the same base method with
-SSA's schedule but no noise tracking: the full rate for the first window,
-then a constant step equal to SSA's mean step on the held-out stream.
+What ``S`` is here, plainly: the authors' code fixes ``S`` (``EPS``, 1e-6 or
+1e-12, one constant per architecture); this project calibrates it as
+``S = 0.05 * eta**2 * sigma_0**2`` from the first window of the held-out
+stream, since the scalar noise proxy has no natural scale on a new model.
+Once the window is full, SSA's multiplier is ``sqrt(S) / (eta * sigma_k)``,
+so SSA is, by construction, a learning-rate cut of roughly 3-4x after its
+first window, modulated by how the gradient noise drifts from its
+first-window level. SSA on vs off at the same learning rate (the paper's
+comparison) therefore mixes the cut with the mechanism. The asserted checks
+isolate the mechanism: SSA against the same base method on SSA's own
+schedule (the full rate for the first window, then SSA's own mean step on
+the same stream) at a constant step, with, as the control, SSA's own
+multipliers applied in a random order. The paper's comparison is reported
+beside each check.
 """
 
 import numpy as np
@@ -51,13 +54,15 @@ register_paper(
 _SCALES = {
     # source MLP, stream, SSA window, seeds of the comparisons and of the sweep
     "smoke": dict(hidden=(64,), epochs=30, corruptions=("noise", "contrast", "shift"),
-                  rounds=1, batch=32, window=12, lrs=(0.003, 0.03), looks=(2,),
+                  rounds=1, batch=32, window=12, lrs=(0.003, 0.03), looks=(2,), looks_roid=(2,),
                   sweep_seeds=1, batch_sizes=(64, 16)),
     "quick": dict(hidden=(128, 128), epochs=100, corruptions=None, rounds=2, batch=32,
-                  window=64, lrs=(0.003, 0.01, 0.03), looks=(4, 8, 16), sweep_seeds=2,
+                  window=64, lrs=(0.003, 0.01, 0.03), looks=(4, 8), looks_roid=(8, 16, 24),
+                  sweep_seeds=2,
                   batch_sizes=(128, 64, 32, 16)),
     "full": dict(hidden=(256, 256), epochs=200, corruptions=None, rounds=5, batch=32,
                  window=64, lrs=(0.001, 0.003, 0.01, 0.03, 0.1), looks=(8, 16, 32),
+                 looks_roid=(16, 32, 48),
                  sweep_seeds=5,
                  batch_sizes=(128, 64, 32, 16, 8)),
 }
@@ -79,6 +84,9 @@ _LR = 0.01
 _KAPPA = 0.01
 #: Calibration of ``S`` on the held-out stream: ``S = 0.05 * eta**2 * sigma_0**2``.
 _STEADY_SCALE = 0.05
+#: The figures reported beside a check (other learning rates, severity 2) use its first
+#: seeds only, to bound the runtime.
+_ASIDE_SEEDS = 8
 #: Upper clip of SSA's step multiplier (the adapter's default).
 _MAX_STEP = 4.0
 
@@ -140,6 +148,21 @@ def _rounded(values):
     return [round(float(v), 4) for v in values]
 
 
+def _run_schedule(params, source, stream, cfg, seed, multipliers):
+    """An online run whose ``k``-th batch steps at ``params['lr'] * multipliers[k]`` (the
+    adapter keeps its momentum and anchor across batches; no noise tracking)."""
+    params = {"batch_size": cfg["batch"], "window": cfg["window"], "max_step": _MAX_STEP,
+              "random_state": seed, **params}
+    tta = TestTimeAdapter(FrozenEstimator(source), **params).fit(stream.X[:8])
+    lr, b = params["lr"], cfg["batch"]
+    preds = []
+    for k, start in enumerate(range(0, len(stream.y), b)):
+        tta.lr = lr * float(multipliers[min(k, len(multipliers) - 1)])
+        preds.append(tta.predict(stream.X[start:start + b], adapt=True))
+    hits = np.concatenate(preds) == stream.y
+    return float(np.mean(hits)), hits
+
+
 def _run_split(params, source, stream, cfg, seed, switch_at, late_lr):
     """An online run at ``params['lr']`` for the first ``switch_at`` batches, then at
     ``late_lr`` (the adapter keeps its state across the two parts)."""
@@ -171,10 +194,20 @@ def _seed_runs(scale, s, severity, label_order, loss, lr):
     results = parallel_map(_run, list(jobs.values()), source=source, stream=ev, cfg=cfg,
                            seed=s)
     out = {name: (r[0], r[1]) for name, r in zip(jobs, results)}
-    out["SSA's schedule, constant step"] = _run_split(
-        {"loss": loss, "lr": lr, "ssa": False, "kappa": _KAPPA}, source, ev, cfg, s,
-        cfg["window"], step)
+    base = {"loss": loss, "lr": lr, "ssa": False, "kappa": _KAPPA}
+    out["SSA's held-out mean step, constant"] = _run_split(base, source, ev, cfg, s,
+                                                           cfg["window"], step)
+    # SSA's own multipliers on this stream after its window: at their mean (the same
+    # schedule and total movement, no tracking), and in a random order (the same steps,
+    # decoupled from the noise of the batch they are applied to)
     ssa_steps = results[0][2]
+    window, late = ssa_steps[:cfg["window"]], np.asarray(ssa_steps[cfg["window"]:], float)
+    rng = np.random.default_rng([s, 7])
+    level = late.mean() if len(late) else 1.0
+    out["SSA's schedule, constant step"] = _run_schedule(
+        base, source, ev, cfg, s, np.concatenate([window, np.full(len(late), level)]))
+    out["SSA's steps, shuffled"] = _run_schedule(
+        base, source, ev, cfg, s, np.concatenate([window, rng.permutation(late)]))
     return {"acc": {k: v[0] for k, v in out.items()}, "hits": {k: v[1] for k, v in out.items()},
             "noise_floor": floor, "calibrated_mean_step": step,
             "evaluation_mean_step": _mean_step(ssa_steps, lr, cfg["window"]),
@@ -193,19 +226,23 @@ def _ssa_arm(scale, severity, label_order, loss, lr, name):
     return run
 
 
-_ARM_NAMES = ("SSA", "SSA off", "SSA's schedule, constant step",
-              "SSA's mean step from the first batch", "no adaptation")
+_ARM_NAMES = ("SSA", "SSA's schedule, constant step", "SSA's steps, shuffled", "SSA off",
+              "SSA's held-out mean step, constant", "SSA's mean step from the first batch",
+              "no adaptation")
 
 
 def _ssa_comparison(scale, seed, label_order, loss, base_name, key):
-    """SSA on vs off at the same rate, severity 5; control: SSA's schedule, constant step."""
+    """SSA against the same base method on SSA's schedule at a constant step (severity 5,
+    same rate); control: SSA's own multipliers in a random order, against the same."""
     cfg = _SCALES[scale]
     arms = {name: _ssa_arm(scale, _HARSH, label_order, loss, _LR, name) for name in _ARM_NAMES}
-    cmp = run_comparison(arms, method="SSA", baseline="SSA off",
-                         control_method="SSA's schedule, constant step", seed=seed,
-                         looks=cfg["looks"], key=key, effect_of_interest=_EOI,
+    cmp = run_comparison(arms, method="SSA", baseline="SSA's schedule, constant step",
+                         control_method="SSA's steps, shuffled", seed=seed,
+                         looks=cfg["looks_roid" if loss == "roid" else "looks"], key=key,
+                         effect_of_interest=_EOI,
                          metric="online accuracy")
     runs = [_seed_runs(scale, s, _HARSH, label_order, loss, _LR) for s in cmp.seeds]
+    aside_seeds = cmp.seeds[:_ASIDE_SEEDS]
 
     def aside(values_a, values_b):
         return decide_claim(values_a, values_b, effect_of_interest=_EOI).decision.to_dict()
@@ -214,18 +251,25 @@ def _ssa_comparison(scale, seed, label_order, loss, base_name, key):
     for lr in cfg["lrs"]:
         if lr == _LR:
             continue
-        r = [_seed_runs(scale, s, _HARSH, label_order, loss, lr) for s in cmp.seeds]
-        other_lrs[f"lr={lr:g}"] = aside([x["acc"]["SSA"] for x in r],
-                                        [x["acc"]["SSA off"] for x in r])
-    mild = [_seed_runs(scale, s, _MILD, label_order, loss, _LR) for s in cmp.seeds]
+        r = [_seed_runs(scale, s, _HARSH, label_order, loss, lr) for s in aside_seeds]
+        other_lrs[f"lr={lr:g}"] = {
+            "ssa_minus_off": aside([x["acc"]["SSA"] for x in r],
+                                   [x["acc"]["SSA off"] for x in r]),
+            "ssa_minus_constant_step_schedule": aside(
+                [x["acc"]["SSA"] for x in r],
+                [x["acc"]["SSA's schedule, constant step"] for x in r])}
+    mild = [_seed_runs(scale, s, _MILD, label_order, loss, _LR) for s in aside_seeds]
     observed = {
         "base_method": base_name, "learning_rate": _LR, "kappa": _KAPPA, "severity": _HARSH,
-        "ssa_minus_constant_step_same_schedule": aside(
-            cmp.values["SSA"], cmp.values["SSA's schedule, constant step"]),
+        "paper_comparison_ssa_minus_off": aside(cmp.values["SSA"], cmp.values["SSA off"]),
+        "constant_step_schedule_minus_off": aside(
+            cmp.values["SSA's schedule, constant step"], cmp.values["SSA off"]),
+        "ssa_minus_held_out_mean_step_constant": aside(
+            cmp.values["SSA"], cmp.values["SSA's held-out mean step, constant"]),
         "ssa_minus_mean_step_from_first_batch": aside(
             cmp.values["SSA"], cmp.values["SSA's mean step from the first batch"]),
         "ssa_minus_no_adaptation": aside(cmp.values["SSA"], cmp.values["no adaptation"]),
-        "ssa_minus_off_other_learning_rates": other_lrs,
+        "other_learning_rates": other_lrs,
         f"ssa_minus_off_severity_{_MILD}": aside([x["acc"]["SSA"] for x in mild],
                                                  [x["acc"]["SSA off"] for x in mild]),
         "noise_floor_S": _rounded([r["noise_floor"] for r in runs]),
@@ -262,30 +306,47 @@ def _plot_comparison(acc, extra, title, out_dir, name):
 
 
 _COMPARISON_NOTES = (
-    "Every arm pulls towards the source with the same kappa=0.01 and adapts the same "
-    "LayerNorm parameters on the same stream. The control runs the base method with SSA's "
-    "schedule (the full rate while SSA's noise window fills, then a constant step equal to "
-    "SSA's mean step on the held-out stream) but no noise tracking: with the calibrated S, "
-    "SSA is by construction about a 3-4x rate cut after its window, and the control tells "
-    "whether its noise tracking adds anything to that cut. The base method at SSA's mean "
-    "step from the first batch (the former comparator, handicapped: it never gets the full "
-    "rate) is reported beside, as are SSA on vs off at the other learning rates and at "
-    "severity 2, where SSA need not help.")
+    "How S is set: in the authors' code S is a fixed constant (EPS, 1e-6 or 1e-12 for "
+    "ImageNet models), a noise floor of the scalar gradient proxy chosen once per "
+    "architecture; the multiplier sqrt(S / var) / eta can then be above or below 1. The "
+    "proxy has no natural scale on a new model, so here S is fixed per source model from the "
+    "held-out calibration stream as 0.05 * eta**2 * sigma_0**2: plainly, SSA is then a 3-4x "
+    "step cut after its first window, modulated by how the gradient noise drifts. The paper's "
+    "comparison, SSA on vs off at the same rate, is reported beside (paper_comparison_"
+    "ssa_minus_off), together with the same base method on SSA's schedule at a constant step "
+    "against SSA off, which shows how much of that gain the cut alone gives. What the check "
+    "asserts is SSA's mechanism, the covariance-aware (noise-tracking) step, against the "
+    "same schedule without it: the full rate for SSA's first window, then a constant step "
+    "equal to SSA's own mean step on the same stream (the same total movement). The control "
+    "applies SSA's own multipliers of that run in a random order: the same steps, level and "
+    "spread, decoupled from the gradient noise of the batch they meet; it would pass if "
+    "varying the step helped in itself. Every arm pulls towards the source with the same "
+    "kappa=0.01 and adapts the same LayerNorm parameters on the same stream. Also reported: "
+    "a constant step at SSA's mean step on the held-out stream, the base method at that step "
+    "from the first batch (a handicapped comparator: it never gets the full rate), SSA on vs "
+    "off and SSA against the constant step at the other learning rates, and SSA on vs off at "
+    "severity 2, where SSA need not help (these on the first 8 seeds). Looks from a power "
+    "figure on a calibration setting (seeds key 91, severity 4, learning rate 0.02, 4 seeds): "
+    "paired SD of SSA - constant step 0.0025 with TENT (4 seeds needed), 0.0093 with ROID on "
+    "class-sorted streams (23 seeds); of the control 0.0006 and 0.014.")
 
 
 @register_claim(
     SLUG, "ssa-beats-tent",
-    "On the harsh (severity 5) continual stream, TENT+SSA is more accurate online than TENT "
-    "at the same learning rate (SSA on vs off), and the gain needs SSA's noise-tracking "
-    "step, not only its schedule.",
-    paper_statement="SSA 'consistently improves' weight-based TTA methods such as TENT in "
-                    "stability and adaptability on ImageNet-C at severity 5 (abstract; "
-                    "Sec. 5). Exact tables were not retrievable.",
-    check=("Sequential paired seeds (source model, split, corruption noise; looks 4, 8, 16 "
-           "at quick): lower bound of mean(TENT+SSA - TENT, SSA off, same learning rate 0.01 "
-           "and kappa 0.01) > 0; contradicted when the upper bound is below 0.005."),
-    control="SSA's schedule without its noise tracking: TENT at the full rate for SSA's "
-            "first window, then at SSA's held-out mean step, against the same TENT",
+    "On the harsh (severity 5) continual stream, TENT+SSA's noise-tracking step is more "
+    "accurate online than TENT on SSA's own schedule at a constant step (the full rate for "
+    "SSA's first window, then SSA's mean step), at the same learning rate.",
+    paper_statement="SSA's covariance-aware learning-rate adjustment, which tracks the "
+                    "time-varying gradient noise that constant-gain weight averaging "
+                    "ignores, 'consistently improves' weight-based TTA methods such as TENT "
+                    "in stability and adaptability on ImageNet-C at severity 5 (abstract; "
+                    "Sec. 4-5). Exact tables were not retrievable.",
+    check=("Sequential paired seeds (source model, split, corruption noise; looks 4, 8 at "
+           "quick): lower bound of mean(TENT+SSA - TENT on SSA's schedule at a constant "
+           "step, learning rate 0.01 and kappa 0.01) > 0; contradicted when the upper bound "
+           "is below 0.005. SSA on vs off (the paper's comparison) is reported beside."),
+    control="SSA's steps without its noise tracking: TENT stepping at SSA's own "
+            "multipliers in a random order, against the same constant-step TENT",
     effect_of_interest=_EOI,
 )
 def _claim_ssa_beats_tent(scale, seed, out_dir):
@@ -300,20 +361,24 @@ def _claim_ssa_beats_tent(scale, seed, out_dir):
 
 @register_claim(
     SLUG, "label-shift",
-    "Under class-sorted (label-shift) streams at severity 5, ROID+SSA is more accurate "
-    "online than ROID at the same learning rate (SSA on vs off).",
+    "Under class-sorted (label-shift) streams at severity 5, ROID+SSA's noise-tracking step "
+    "is more accurate online than ROID on SSA's own schedule at a constant step, at the same "
+    "learning rate.",
     paper_statement="SSA keeps improving ROID and CMF under label shift (Dirichlet "
-                    "streams); exact tables were not retrievable.",
-    check=("On class-sorted severity-5 streams, sequential paired seeds (looks 4, 8, 16 at "
-           "quick): lower bound of mean(ROID+SSA - ROID, SSA off, same learning rate 0.01 "
-           "and kappa 0.01) > 0; contradicted when the upper bound is below 0.005."),
-    control="SSA's schedule without its noise tracking: ROID at the full rate for SSA's "
-            "first window, then at SSA's held-out mean step, against the same ROID",
+                    "streams) through its covariance-aware step; exact tables were not "
+                    "retrievable.",
+    check=("On class-sorted severity-5 streams, sequential paired seeds (looks 8, 16, 24 at "
+           "quick): lower bound of mean(ROID+SSA - ROID on SSA's schedule at a constant "
+           "step, learning rate 0.01 and kappa 0.01) > 0; contradicted when the upper bound "
+           "is below 0.005. SSA on vs off (the paper's comparison) is reported beside."),
+    control="SSA's steps without its noise tracking: ROID stepping at SSA's own "
+            "multipliers in a random order, against the same constant-step ROID",
     effect_of_interest=_EOI,
 )
 def _claim_label_shift(scale, seed, out_dir):
     cmp, observed, acc, extra = _ssa_comparison(scale, seed, "sorted", "roid", "ROID", (2,))
-    tent = [_seed_runs(scale, s, _HARSH, "sorted", "entropy", _LR) for s in cmp.seeds]
+    tent = [_seed_runs(scale, s, _HARSH, "sorted", "entropy", _LR)
+            for s in cmp.seeds[:_ASIDE_SEEDS]]
     observed["tent_ssa_minus_tent_off"] = decide_claim(
         [r["acc"]["SSA"] for r in tent], [r["acc"]["SSA off"] for r in tent],
         effect_of_interest=_EOI).decision.to_dict()

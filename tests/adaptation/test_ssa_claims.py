@@ -35,8 +35,9 @@ def test_ssa_beats_tent_smoke_pairs_every_arm(claims, tmp_path):
     per_seed = result.observed["per_seed"]
     n = result.observed["n_seeds"]
     assert n >= 2
-    for arm in ("SSA", "SSA off", "SSA's schedule, constant step",
-                "SSA's mean step from the first batch", "no adaptation"):
+    for arm in ("SSA", "SSA off", "SSA's schedule, constant step", "SSA's steps, shuffled",
+                "SSA's held-out mean step, constant", "SSA's mean step from the first batch",
+                "no adaptation"):
         assert len(per_seed[arm]) == n
         assert all(0.0 <= a <= 1.0 for a in per_seed[arm])
     # the constant steps run at SSA's held-out mean step, below the base rate
@@ -57,6 +58,25 @@ def test_same_schedule_run_switches_rate_after_the_window():
     same, _ = ssa_tta._run_split(params, source, ev, cfg, 0, cfg["window"], 0.01)
     plain = ssa_tta._run(params, source, ev, cfg, 0)[0]
     assert same == pytest.approx(plain)
+
+
+def test_step_schedule_run_scales_the_rate_batch_by_batch():
+    import numpy as np
+
+    from skpaper.papers import ssa_tta
+
+    cfg = ssa_tta._SCALES["smoke"]
+    source, _, ev = ssa_tta._streams("smoke", 0, ssa_tta._HARSH, "iid")
+    params = {"loss": "entropy", "lr": 0.02, "ssa": False, "kappa": ssa_tta._KAPPA}
+    n_batches = -(-len(ev.y) // cfg["batch"])
+    # a constant multiplier is the plain run at the scaled rate
+    quarter, _ = ssa_tta._run_schedule(params, source, ev, cfg, 0, np.full(n_batches, 0.25))
+    plain = ssa_tta._run({**params, "lr": 0.005}, source, ev, cfg, 0)[0]
+    assert quarter == pytest.approx(plain)
+    # and a multiplier of 1 for the first batches, then 0.25, is the split run
+    sched = np.r_[np.ones(cfg["window"]), np.full(n_batches - cfg["window"], 0.25)]
+    split, _ = ssa_tta._run_split(params, source, ev, cfg, 0, cfg["window"], 0.005)
+    assert ssa_tta._run_schedule(params, source, ev, cfg, 0, sched)[0] == pytest.approx(split)
 
 
 def test_lr_robustness_smoke_reports_every_method(claims, tmp_path):
