@@ -23,7 +23,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter
 
 from ..utils._docstring import Substitution
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
@@ -208,7 +208,7 @@ def draw_focus_plan(n_samples, types, probs, n_copies, decouple, rng):
     return rows, type_index, source
 
 
-def majority_mapping(keys, y):
+def majority_mapping(keys, y, weights=None):
     """For every distinct spurious value, the label it co-occurs with most (ties: first class).
 
     Parameters
@@ -216,6 +216,8 @@ def majority_mapping(keys, y):
     keys : list of hashable
         The spurious value of each training sample.
     y : ndarray of shape (n_samples,)
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Weight of each sample in the counts (None: 1 each).
 
     Returns
     -------
@@ -223,9 +225,10 @@ def majority_mapping(keys, y):
         Spurious value -> label.
     """
     classes, codes = np.unique(y, return_inverse=True)
+    weights = np.ones(len(codes)) if weights is None else np.asarray(weights, dtype=float)
     values = {}
-    for key, code in zip(keys, codes):
-        values.setdefault(key, np.zeros(len(classes), dtype=np.int64))[code] += 1
+    for key, code, weight in zip(keys, codes, weights):
+        values.setdefault(key, np.zeros(len(classes)))[code] += weight
     return {key: classes[int(np.argmax(counts))] for key, counts in values.items()}
 
 
@@ -581,7 +584,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         # base_estimator is validated when it is fitted
         prefer_skip_nested_validation=False
     )
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit ``base_estimator`` on focus-labelled copies of ``(X, y)``.
 
         Parameters
@@ -590,6 +593,15 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             Training table: the core and the spurious columns.
         y : array-like of shape (n_samples,)
             Task labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weight of each training example. Every focus-labelled copy of an
+            example carries its weight into ``base_estimator.fit`` (which must
+            then take ``sample_weight``, as the default
+            :class:`~sklearn.ensemble.HistGradientBoostingClassifier` does), and
+            the ``"majority"`` spurious mapping counts weighted co-occurrences.
+            An integer weight ``w`` is then the example repeated ``w`` times, up
+            to the focus types drawn (one draw per row here, ``w`` draws for
+            ``w`` repeated rows).
 
         Returns
         -------
@@ -597,6 +609,8 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             The fitted estimator.
         """
         X, y = validate_data(self, X, y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
         X = _numeric(X)
         check_classification_targets(y)
         if np.unique(y).size < 2:
@@ -625,7 +639,7 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         X_s = X[:, spurious]
         if self.spurious_label == "majority":
             keys = _row_keys(X_s)
-            self.spurious_mapping_ = majority_mapping(keys, y)
+            self.spurious_mapping_ = majority_mapping(keys, y, sample_weight)
             y_s = np.array([self.spurious_mapping_[k] for k in keys])
         else:
             self.spurious_mapping_ = None
@@ -647,7 +661,13 @@ class FocusInstructionTuner(FocusMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         base = clone(self._base())
         if "random_state" in base.get_params() and base.get_params()["random_state"] is None:
             base.set_params(random_state=int(rng.randint(np.iinfo(np.int32).max)))
-        self.estimator_ = base.fit(Z, codes)
+        if sample_weight is None:
+            self.estimator_ = base.fit(Z, codes)
+        elif not has_fit_parameter(base, "sample_weight"):
+            raise TypeError(f"sample_weight was given but base_estimator "
+                            f"{type(base).__name__} does not take sample_weight in fit.")
+        else:
+            self.estimator_ = base.fit(Z, codes, sample_weight=sample_weight[rows])
         return self
 
     def _augment(self, X, focus):

@@ -22,7 +22,9 @@ from ._probing_cv import (
     BestEstimatorMixin,
     ProbeSearchCV,
     check_binary_target,
+    check_probe_weights,
     cv_mean_score,
+    fit_weighted,
     validation_splits,
 )
 from ._sae import SparseAutoencoder
@@ -30,12 +32,16 @@ from ._sae import SparseAutoencoder
 __all__ = ["LatentSelector", "QuiverOfArrows", "SAEProbeClassifier"]
 
 
-def latent_normalizer(Z):
-    """Per-latent mean of ``|z|`` over the inputs where the latent is non-zero (1 if never)."""
+def latent_normalizer(Z, sample_weight=None):
+    """Per-latent mean of ``|z|`` over the inputs where the latent is non-zero (1 if never).
+
+    With ``sample_weight``, the weighted mean over those inputs.
+    """
     Z = np.abs(Z)
-    counts = (Z != 0).sum(axis=0)
+    w = np.ones(Z.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    counts = w @ (Z != 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        norm = Z.sum(axis=0) / counts
+        norm = (w @ Z) / counts
     return np.where(counts > 0, norm, 1.0)
 
 
@@ -93,7 +99,7 @@ class LatentSelector(SelectorMixin, BaseEstimator):
         self.latent_norm = latent_norm
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Score the latents on ``(X, y)`` and keep the best ``k``.
 
         Parameters
@@ -102,6 +108,9 @@ class LatentSelector(SelectorMixin, BaseEstimator):
             Latent activations.
         y : array-like of shape (n_samples,)
             Binary labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the class means and of the normaliser (an integer weight
+            equals repeated rows).
 
         Returns
         -------
@@ -109,17 +118,21 @@ class LatentSelector(SelectorMixin, BaseEstimator):
             The fitted selector.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
+        w = check_probe_weights(sample_weight, X)
+        w = np.ones(X.shape[0]) if w is None else w
         check_classification_targets(y)
         self.classes_ = np.unique(y)
-        scaled = X / latent_normalizer(X) if self.latent_norm == "mean_abs_nonzero" else X
+        scaled = (X / latent_normalizer(X, w) if self.latent_norm == "mean_abs_nonzero"
+                  else X)
         # Binary: the paper's |mean_1 - mean_0|; more classes: the largest one-vs-rest gap.
         targets = self.classes_[1:] if self.classes_.size == 2 else self.classes_
         scores = np.zeros(X.shape[1])
         for cls in targets:
             member = y == cls
-            if member.all():
+            if member.all() or w[member].sum() == 0 or w[~member].sum() == 0:
                 continue
-            gap = np.abs(scaled[member].mean(axis=0) - scaled[~member].mean(axis=0))
+            gap = np.abs(np.average(scaled[member], axis=0, weights=w[member])
+                         - np.average(scaled[~member], axis=0, weights=w[~member]))
             scores = np.maximum(scores, gap)
         self.scores_ = scores
         k = min(int(self.k), X.shape[1])
@@ -270,7 +283,7 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         return Pipeline([("select", selector), ("probe", lr)])
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit (or take) the SAE, select latents and fit the probe.
 
         Parameters
@@ -279,6 +292,12 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             Activations.
         y : array-like of shape (n_samples,)
             Binary labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the latent selection, of the logistic regression and of the
+            validation AUC of ``C`` (see :meth:`ProbeSearchCV.fit`). Not passed to
+            the SAE: the dictionary is learnt without labels (or frozen), so the
+            weights have no meaning there; with a frozen SAE and one ``C``, an
+            integer weight equals repeated rows.
 
         Returns
         -------
@@ -286,6 +305,7 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             The fitted probe.
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
+        sample_weight = check_probe_weights(sample_weight, X)
         self.classes_ = check_binary_target(y)
         Cs = self._c_grid()
         if self.sae is None:
@@ -295,7 +315,7 @@ class SAEProbeClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.sae_ = clone(sae).fit(X, None)
         Z = np.asarray(self.sae_.transform(X), dtype=np.float64)
         search = ProbeSearchCV(self._make_probe(), {"probe__C": list(Cs)},
-                               cv=self.cv).fit(Z, y)
+                               cv=self.cv).fit(Z, y, sample_weight=sample_weight)
         self.probe_ = search.best_estimator_
         self.selector_ = self.probe_.named_steps["select"]
         self.selected_latents_ = self.selector_.selected_
@@ -456,7 +476,7 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
         return candidates
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit every candidate and choose by validation score.
 
         Parameters
@@ -465,6 +485,10 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
             Training data.
         y : array-like of shape (n_samples,)
             Binary labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Passed to every candidate's ``fit`` (each must take it: the default
+            quiver's nearest-neighbour baseline does not, so leave it out) and to
+            the validation scores computed here.
 
         Returns
         -------
@@ -472,18 +496,19 @@ class QuiverOfArrows(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Ba
             The fitted quiver.
         """
         X, y = validate_data(self, X, y)
+        sample_weight = check_probe_weights(sample_weight, X)
         self.classes_ = check_binary_target(y)
         candidates = self._candidates()
         splits = None
         self.estimators_, self.val_scores_ = {}, {}
         for name, est in candidates.items():
-            fitted = clone(est).fit(X, y)
+            fitted = fit_weighted(clone(est), X, y, sample_weight)
             score = getattr(fitted, "best_score_", None) if self.scoring == "roc_auc" else None
             if score is None:
                 if splits is None:
                     splits = validation_splits(self.cv, X, y)
-                score = (cv_mean_score(est, X, y, splits, self.scoring) if splits
-                         else float("nan"))
+                score = (cv_mean_score(est, X, y, splits, self.scoring, sample_weight)
+                         if splits else float("nan"))
             self.estimators_[name] = fitted
             self.val_scores_[name] = float(score)
         names = list(self.estimators_)

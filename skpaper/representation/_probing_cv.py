@@ -20,9 +20,10 @@ from sklearn.model_selection import (
     StratifiedShuffleSplit,
     check_cv,
 )
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter
 
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
 from ._docs import _SHARED_DOCS, Substitution
@@ -160,18 +161,57 @@ def validation_splits(cv, X, y):
     return list(resolve_cv(cv, y).split(X, y)) if len(y) >= 4 else []
 
 
-def fold_score(estimator, X, y, train, val, scorer, is_auc):
+def check_probe_weights(sample_weight, X):
+    """Validated non-negative ``sample_weight`` (or None)."""
+    if sample_weight is None:
+        return None
+    return _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+
+
+def fit_weighted(estimator, X, y, sample_weight=None):
+    """``estimator.fit(X, y)``, with ``sample_weight`` where it is given.
+
+    A :class:`~sklearn.pipeline.Pipeline` passes the weights to every step whose
+    ``fit`` takes them (a scaler, a latent selector, the final classifier) and fits
+    the others (PCA) unweighted; its final step must take them. Any other estimator
+    must take ``sample_weight`` in ``fit``.
+    """
+    if sample_weight is None:
+        return estimator.fit(X, y)
+    if isinstance(estimator, Pipeline):
+        steps = [(name, step) for name, step in estimator.steps
+                 if step is not None and step != "passthrough"]
+        if steps and has_fit_parameter(steps[-1][1], "sample_weight"):
+            return estimator.fit(X, y, **{f"{name}__sample_weight": sample_weight
+                                          for name, step in steps
+                                          if has_fit_parameter(step, "sample_weight")})
+        last = type(steps[-1][1]).__name__ if steps else "none"
+        raise TypeError(f"sample_weight was given but the pipeline's final step ({last}) "
+                        "does not take sample_weight in fit.")
+    if has_fit_parameter(estimator, "sample_weight"):
+        return estimator.fit(X, y, sample_weight=sample_weight)
+    raise TypeError(f"sample_weight was given but {type(estimator).__name__} does not take "
+                    "sample_weight in fit.")
+
+
+def fold_score(estimator, X, y, train, val, scorer, is_auc, sample_weight=None):
     """Score of a clone of ``estimator`` fitted on ``train``, evaluated on ``val``.
 
     A single-class training fold gets the neutral AUC 0.5 (the paper's convention) or
-    ``nan`` for another scorer (then ignored in the mean).
+    ``nan`` for another scorer (then ignored in the mean). With ``sample_weight``, the
+    fit and the score are weighted.
     """
     if np.unique(y[train]).size < 2:
         return 0.5 if is_auc else np.nan
-    model = clone(estimator).fit(X[train], y[train])
+    w_train = None if sample_weight is None else sample_weight[train]
+    w_val = None if sample_weight is None else sample_weight[val]
+    model = fit_weighted(clone(estimator), X[train], y[train], w_train)
     if is_auc:
-        return float(roc_auc_score(y[val], positive_scores(model, X[val])))
-    return float(scorer(model, X[val], y[val]))
+        return float(roc_auc_score(y[val], positive_scores(model, X[val]),
+                                   sample_weight=w_val))
+    if w_val is None:
+        return float(scorer(model, X[val], y[val]))
+    return float(scorer(model, X[val], y[val], sample_weight=w_val))
 
 
 def positive_scores(model, X):
@@ -186,11 +226,12 @@ def positive_scores(model, X):
     return np.log(p) - np.log1p(-p)
 
 
-def cv_mean_score(estimator, X, y, splits, scoring="roc_auc"):
+def cv_mean_score(estimator, X, y, splits, scoring="roc_auc", sample_weight=None):
     """Mean validation score of ``estimator`` over ``splits`` (``nan`` if none usable)."""
     is_auc = scoring == "roc_auc"
     scorer = None if is_auc else check_scoring(estimator, scoring=scoring)
-    scores = [fold_score(estimator, X, y, tr, va, scorer, is_auc) for tr, va in splits]
+    scores = [fold_score(estimator, X, y, tr, va, scorer, is_auc, sample_weight)
+              for tr, va in splits]
     scores = [s for s in scores if np.isfinite(s)]
     return float(np.mean(scores)) if scores else float("nan")
 
@@ -351,7 +392,7 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
                                      random_state=check_random_state(self.random_state)))
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Search the grid with the paper's folds and refit the best configuration.
 
         Parameters
@@ -360,6 +401,13 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             Training data.
         y : array-like of shape (n_samples,)
             Binary labels.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the fits (every fold's and the refit, through
+            ``estimator.fit``; a pipeline passes them to each step that takes them)
+            and of the validation scores. ``estimator`` must take them. The folds
+            themselves are drawn on the rows as given: an integer weight ``w``
+            equals ``w`` repeated rows in the refit of a given configuration, not
+            in the choice of the configuration.
 
         Returns
         -------
@@ -367,13 +415,14 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             The fitted search.
         """
         X, y = validate_data(self, X, y)
+        sample_weight = check_probe_weights(sample_weight, X)
         self.classes_ = check_binary_target(y)
         splits = validation_splits(self.cv, X, y)
         min_train = min((len(tr) for tr, _ in splits), default=X.shape[0])
         candidates = self._candidates(X.shape[0], X.shape[1], min_train)
         if splits:
             scores = [cv_mean_score(clone(self.estimator).set_params(**params), X, y, splits,
-                                    self.scoring) for params in candidates]
+                                    self.scoring, sample_weight) for params in candidates]
             finite = np.where(np.isfinite(scores), scores, -np.inf)
             best = int(np.argmax(finite))
             self.best_params_ = candidates[best]
@@ -382,9 +431,11 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
             scores = [float("nan")] * len(candidates)
             self.best_params_ = {}
         self.cv_results_ = {"params": candidates, "mean_test_score": np.asarray(scores)}
-        self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_).fit(X, y)
+        self.best_estimator_ = fit_weighted(
+            clone(self.estimator).set_params(**self.best_params_), X, y, sample_weight)
         if not splits:
             # Too few samples to validate: the paper reports the training AUC instead.
             train_scores = positive_scores(self.best_estimator_, X)
-            self.best_score_ = float(roc_auc_score(y, train_scores))
+            self.best_score_ = float(roc_auc_score(y, train_scores,
+                                                   sample_weight=sample_weight))
         return self

@@ -568,3 +568,97 @@ def test_claims_smoke_report_every_type_per_split():
     for run in per_seed["sft_hidden_instruction"]:
         for split in splits:
             assert run[split]["focus_S"] == run[split]["core_answer_is_spurious"]
+
+
+# --- sample_weight --------------------------------------------------------------------------
+
+def _weighted_and_repeated(base, low=0, high=3, seed=0):
+    """FIT with integer weights and FIT on the rows repeated that many times."""
+    X, y, _ = make_spurious_task(200, rho=0.9, random_state=seed)
+    w = np.random.default_rng(seed).integers(low, high + 1, size=len(y))
+    focus_types = ("focus_C_ignore_S",)
+    kw = dict(base_estimator=base, spurious_columns=SPURIOUS, focus_types=list(focus_types),
+              default_focus=focus_types[0], random_state=0)
+    weighted = FocusInstructionTuner(**kw).fit(X, y, sample_weight=w)
+    repeated = FocusInstructionTuner(**kw).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    X_test, _, _ = make_spurious_task(300, split="flipped", random_state=seed + 1)
+    return weighted, repeated, X_test
+
+
+@pytest.mark.parametrize("base", [
+    pytest.param("logreg", id="logistic-regression"),
+    pytest.param("hgb", id="hist-gradient-boosting"),
+])
+def test_fit_sample_weight_equals_repeated_rows(base):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    # One focus type (no random type draw), and a boosting model whose leaf size counts no
+    # rows: an integer weight is then exactly the row repeated.
+    # For the boosting, weights 1 and 2 only: a dropped row (weight 0) moves its bin edges,
+    # and 2 * g is g + g exactly in floating point where 3 * g need not be g + g + g (a
+    # rounding difference that can flip a tied split over 100 trees). 200 rows have fewer
+    # distinct values than its 255 bins.
+    if base == "logreg":
+        weighted, repeated, X_test = _weighted_and_repeated(LogisticRegression(max_iter=2000))
+    else:
+        est = HistGradientBoostingClassifier(min_samples_leaf=1, early_stopping=False)
+        weighted, repeated, X_test = _weighted_and_repeated(est, low=1, high=2)
+    np.testing.assert_allclose(weighted.predict_proba(X_test), repeated.predict_proba(X_test),
+                               atol=1e-8)
+    unweighted = FocusInstructionTuner(base_estimator=clone(weighted.base_estimator),
+                                       spurious_columns=SPURIOUS,
+                                       focus_types=["focus_C_ignore_S"],
+                                       random_state=0).fit(*make_spurious_task(
+                                           200, rho=0.9, random_state=0)[:2])
+    # The weights matter: the unweighted fit is another model.
+    assert np.abs(unweighted.predict_proba(X_test)
+                  - weighted.predict_proba(X_test)).max() > 1e-3
+
+
+def test_fit_sample_weight_reaches_base_estimator_on_every_copy():
+    seen = {}
+
+    class Recorder(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y, sample_weight=None):
+            seen["weights"] = sample_weight
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.zeros(len(X), dtype=int)
+
+    X, y, _ = make_spurious_task(50, random_state=0)
+    w = np.arange(50, dtype=float)
+    FocusInstructionTuner(Recorder(), spurious_columns=SPURIOUS, n_copies=3,
+                          random_state=0).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(seen["weights"], np.tile(w, 3))
+
+
+def test_fit_sample_weight_weights_the_majority_mapping():
+    from sklearn.linear_model import LogisticRegression
+
+    # Rows 0 and 1 share one spurious value with labels 0 and 1 (a tie: the first class).
+    # Weighting row 1 five times makes 1 that value's spurious label.
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]])
+    y = np.array([0, 1, 1, 0])
+    kw = dict(base_estimator=LogisticRegression(), spurious_columns=[1], core_columns=[0],
+              random_state=0)
+    plain = FocusInstructionTuner(**kw).fit(X, y)
+    heavy = FocusInstructionTuner(**kw).fit(X, y, sample_weight=[1.0, 5.0, 1.0, 5.0])
+    key = X[:1, [1]].tobytes()
+    assert plain.spurious_mapping_[key] == 0
+    assert heavy.spurious_mapping_[key] == 1
+
+
+def test_fit_sample_weight_bad_input():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y, _ = make_spurious_task(60, random_state=0)
+    with pytest.raises(TypeError, match="sample_weight"):
+        FocusInstructionTuner(KNeighborsClassifier(), spurious_columns=SPURIOUS).fit(
+            X, y, sample_weight=np.ones(60))
+    with pytest.raises(ValueError, match="sample_weight|negative"):
+        FocusInstructionTuner(spurious_columns=SPURIOUS).fit(X, y, sample_weight=-np.ones(60))
+    with pytest.raises(ValueError):
+        FocusInstructionTuner(spurious_columns=SPURIOUS).fit(X, y, sample_weight=np.ones(5))

@@ -218,3 +218,80 @@ def test_sae_probe_works_in_a_pipeline_grid_search():
     search = GridSearchCV(pipe, {"probe__k": [2, 8]}, cv=3, scoring="roc_auc").fit(data.X,
                                                                                   data.y)
     assert search.best_params_["probe__k"] in (2, 8)
+
+
+# --- sample_weight: an integer weight equals the row repeated ------------------------------
+
+def _weighted_task(seed=0, n=120):
+    task = make_superposition_activations(n_samples=n, concept_rate=0.5, random_state=seed)
+    w = np.random.default_rng(seed).integers(0, 4, size=n)
+    return task.X, task.y, w, np.repeat(task.X, w, axis=0), np.repeat(task.y, w)
+
+
+def test_latent_selector_sample_weight_equals_repeated_rows():
+    rng = np.random.default_rng(0)
+    Z = np.abs(rng.normal(size=(60, 12))) * (rng.random((60, 12)) < 0.4)
+    y = rng.integers(0, 2, size=60)
+    w = rng.integers(0, 4, size=60)
+    weighted = LatentSelector(k=4).fit(Z, y, sample_weight=w)
+    repeated = LatentSelector(k=4).fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(weighted.scores_, repeated.scores_, rtol=1e-12)
+    np.testing.assert_array_equal(weighted.selected_, repeated.selected_)
+    assert not np.allclose(weighted.scores_, LatentSelector(k=4).fit(Z, y).scores_)
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda X: ProbeSearchCV(LogisticRegression(max_iter=5000), {"C": [0.5]}),
+                 id="search"),
+    pytest.param(lambda X: SAEProbeClassifier(_identity_sae(X), k=6, Cs=[0.5], penalty="l2"),
+                 id="sae-probe-l2"),
+    pytest.param(lambda X: QuiverOfArrows({"logreg": ProbeSearchCV(
+        LogisticRegression(max_iter=5000), {"C": [0.5]})}), id="quiver"),
+])
+def test_probe_sample_weight_equals_repeated_rows(make):
+    # One configuration, so the weighted folds choose nothing: the refit must be the
+    # refit on the repeated rows.
+    X, y, w, X_rep, y_rep = _weighted_task()
+    weighted = make(X).fit(X, y, sample_weight=w)
+    repeated = make(X).fit(X_rep, y_rep)
+    unweighted = make(X).fit(X, y)
+    X_test = make_superposition_activations(n_samples=200, random_state=5).X
+    a, b = weighted.decision_function(X_test), repeated.decision_function(X_test)
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    assert np.abs(a - unweighted.decision_function(X_test)).max() > 1e-3
+
+
+def test_sae_probe_l1_sample_weight_equals_repeated_rows():
+    X, y, w, X_rep, y_rep = _weighted_task(seed=1)
+    kw = dict(k=6, Cs=[1.0], penalty="l1", random_state=0)
+    weighted = SAEProbeClassifier(_identity_sae(X), **kw).fit(X, y, sample_weight=w)
+    repeated = SAEProbeClassifier(_identity_sae(X), **kw).fit(X_rep, y_rep)
+    np.testing.assert_array_equal(weighted.selected_latents_, repeated.selected_latents_)
+    np.testing.assert_allclose(weighted.probe_[-1].coef_, repeated.probe_[-1].coef_,
+                               rtol=1e-3, atol=1e-4)
+
+
+def test_search_weights_the_validation_scores():
+    X, y, w, _, _ = _weighted_task(seed=2)
+    est = LogisticRegression(max_iter=5000)
+    splits = list(PaperCV().split(X, y))
+    tr, va = splits[0]
+    model = LogisticRegression(max_iter=5000).fit(X[tr], y[tr], sample_weight=w[tr])
+    expected = roc_auc_score(y[va], model.decision_function(X[va]), sample_weight=w[va])
+    got = fold_score(est, X, y, tr, va, None, True, sample_weight=w.astype(float))
+    assert got == pytest.approx(expected)
+
+
+def test_probe_sample_weight_bad_input():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y, _, _, _ = _weighted_task()
+    with pytest.raises(TypeError, match="sample_weight"):
+        ProbeSearchCV(KNeighborsClassifier(), {"n_neighbors": [3]}).fit(
+            X, y, sample_weight=np.ones(len(y)))
+    with pytest.raises(TypeError, match="sample_weight"):
+        QuiverOfArrows({"knn": KNeighborsClassifier()}).fit(X, y, sample_weight=np.ones(len(y)))
+    with pytest.raises(ValueError, match="negative|sample_weight"):
+        LatentSelector().fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError):
+        SAEProbeClassifier(_identity_sae(X)).fit(X, y, sample_weight=np.ones(3))
