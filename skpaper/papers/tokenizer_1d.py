@@ -71,8 +71,59 @@ _COPY_EOI = EffectOfInterest(
     "points more of the edits than a random position: an edit a user would prefer")
 
 
+#: The calibration setting of the quick looks (see :func:`calibrate_looks`): other seeds
+#: (stream key 43, 1), other token counts (8 for inpainting and token copy, 2 vs 8 for
+#: realism), 60 images, 150 TTO steps, 600 tokenizer steps, 5 random positions.
+_CALIBRATION = dict(_CONFIG["quick"], steps=600, warmup=150, reset=150, tto_iter=150, n_eval=60,
+                    inpaint_tokens=(8,), realism_tokens=(2, 8), swap_tokens=8, clip_steps=400,
+                    n_random=5)
+
+
 def _config(scale):
-    return _CONFIG[scale]
+    return _CALIBRATION if scale == "calibration" else _CONFIG[scale]
+
+
+def calibrate_looks(seed=0, n_seeds=3, claims=("inpainting", "realism", "copy")):
+    """Per-seed figures and the seeds each check needs, on the calibration setting.
+
+    Not a claim: it chose the quick scale's looks. For each claim, the per-seed
+    figure of the check and of the control on ``n_seeds`` seeds of stream key
+    (43, 1), their mean and SD, and :func:`~skpaper.papers._stats.seeds_needed`
+    for the check (SD of its figure, the distance between margin and effect of
+    interest).
+
+    Parameters
+    ----------
+    seed : int, default=0
+    n_seeds : int, default=3
+    claims : tuple of str, default=("inpainting", "realism", "copy")
+
+    Returns
+    -------
+    figures : dict
+    """
+    from ._stats import seeds_needed
+
+    seeds = claim_seeds(seed, n_seeds, 43, 1)
+    arms = {"inpainting": (lambda s: _inpainting_figure("calibration", s, True),
+                           lambda s: _inpainting_figure("calibration", s, False), _INPAINT_EOI),
+            "realism": (lambda s: _realism_figure("calibration", s, "generated"),
+                        lambda s: _realism_figure("calibration", s, "reconstruction"),
+                        _REALISM_EOI),
+            "copy": (lambda s: _copy_figure("calibration", s, "attribute_position"),
+                     lambda s: _copy_figure("calibration", s, "permuted_label_position"),
+                     _COPY_EOI)}
+    out = {}
+    for name in claims:
+        check, control, eoi = arms[name]
+        values = [float(check(s)) for s in seeds]
+        ctrl = [float(control(s)) for s in seeds]
+        sd = float(np.std(values, ddof=1))
+        out[name] = {"check": values, "control": ctrl, "check_mean": float(np.mean(values)),
+                     "check_sd": sd, "control_mean": float(np.mean(ctrl)),
+                     "control_sd": float(np.std(ctrl, ddof=1)),
+                     "seeds_needed": seeds_needed(sd, eoi.value)}
+    return out
 
 
 def _seeds(scale, seed):
@@ -102,12 +153,8 @@ def _attribute_digits(seed):
 
 
 @shared_cache(maxsize=48)
-def _tokenizer(dataset, n_tokens, scale, seed, encoder=None, trained=True):
-    """A tokenizer trained on the training split of ``dataset``, cached per process.
-
-    ``trained=False`` gives the same tokenizer after one epoch at a learning rate of 1e-7:
-    its quantizer and decoder carry no prior of the digits (the inpainting control).
-    """
+def _tokenizer(dataset, n_tokens, scale, seed, encoder=None):
+    """A tokenizer trained on the training split of ``dataset``, cached per process."""
     from skpaper.vision import VQTokenizer1D
 
     cfg = _config(scale)
@@ -121,8 +168,8 @@ def _tokenizer(dataset, n_tokens, scale, seed, encoder=None, trained=True):
     return VQTokenizer1D(
         n_tokens=n_tokens, token_dim=8, codebook_size=128, encoder=encoder or cfg["encoder"],
         width=cfg["width"], depth=2, n_heads=4, patch_size=2, warmup_steps=cfg["warmup"],
-        dead_code_reset_every=cfg["reset"], max_epochs=epochs if trained else 1,
-        batch_size=batch, lr=2e-3 if trained else 1e-7, random_state=seed, device="auto",
+        dead_code_reset_every=cfg["reset"], max_epochs=epochs,
+        batch_size=batch, lr=2e-3, random_state=seed, device="auto",
     ).fit(X)
 
 
@@ -190,9 +237,30 @@ def _image_grid(ax, rows, labels, n_cols):
 
 
 # ----------------------------------------------------------------------------------- claim 1
+def _random_codebook(tok, seed):
+    """A copy of ``tok`` whose codebook is redrawn at random (the inpainting control).
+
+    The codes are Gaussian with the per-dimension mean and spread of the learned
+    codebook, so the quantizer keeps its scale and the decoder its weights, but
+    the codes no longer sit where the digits' tokens do: the prior is gone.
+    """
+    import copy
+
+    import torch
+
+    tok = copy.deepcopy(tok)
+    emb = tok.module_.quantizer.embedding
+    gen = torch.Generator().manual_seed(int(seed))
+    with torch.no_grad():
+        noise = torch.randn(emb.shape, generator=gen, dtype=emb.dtype).to(emb.device)
+        emb.copy_(emb.mean(dim=0) + emb.std(dim=0) * noise)
+    return tok
+
+
 @shared_cache(maxsize=32)
-def _inpainting_seed(scale, s, trained=True):
-    """Per-arm hidden/known-half MSE and judge accuracy for one seed."""
+def _inpainting_seed(scale, s, learned=True):
+    """Per-arm hidden/known-half MSE and judge accuracy for one seed (``learned=False``: the
+    trained tokenizer with a random codebook)."""
     from skpaper.datasets import make_inpainting_mask
     from skpaper.vision import MaskedReconstruction, TokenTestTimeOptimizer
 
@@ -205,7 +273,9 @@ def _inpainting_seed(scale, s, trained=True):
     seeds = X * known
     out = {}
     for n_tokens in cfg["inpaint_tokens"]:
-        tok = _tokenizer("digits", n_tokens, scale, s, trained=trained)
+        tok = _tokenizer("digits", n_tokens, scale, s)
+        if not learned:
+            tok = _random_codebook(tok, s + n_tokens)
         outputs = {"encode": tok.inverse_transform(tok.transform(seeds))}
         for arm, through_vq in (("tto_vq", True), ("tto_continuous", False)):
             tto = TokenTestTimeOptimizer(tok, MaskedReconstruction(X, known),
@@ -221,6 +291,14 @@ def _inpainting_seed(scale, s, trained=True):
     return out
 
 
+def _inpainting_figure(scale, s, learned=True):
+    """Worst relative hidden-half MSE change of TTO via VQ over token counts and other arms."""
+    r = _inpainting_seed(scale, s, learned)
+    tokens = _config(scale)["inpaint_tokens"]
+    return max((r[(t, "tto_vq")]["hidden_mse"] - r[(t, o)]["hidden_mse"]) / r[(t, o)]["hidden_mse"]
+               for t in tokens for o in ("encode", "tto_continuous"))
+
+
 @register_claim(
     SLUG, "inpainting-through-vq",
     "Inpainting the hidden half by test-time optimisation of the tokens through the vector "
@@ -234,26 +312,24 @@ def _inpainting_seed(scale, s, trained=True):
           "masked image, TTO on continuous latents) of (hidden-half MSE(TTO via VQ) - "
           "MSE(other)) / MSE(other); over sequential paired seeds its upper 95% bound < 0. "
           "The judge accuracies are reported",
-    control="the quantizer's prior removed: the same comparison with a tokenizer left "
-            "untrained (one epoch at a learning rate of 1e-7), same arms and steps",
+    control="the quantizer's prior removed: the same comparison with the trained tokenizer's "
+            "codebook redrawn at random (Gaussian codes with the learned codebook's "
+            "per-dimension mean and spread; encoder and decoder kept), same arms and steps",
     effect_of_interest=_INPAINT_EOI)
 def _claim_inpainting(scale, seed, out_dir):
     cfg = _config(scale)
 
-    def worst(trained):
+    def worst(learned):
         def run(s):
-            r = _inpainting_seed(scale, s, trained)
-            vq = {t: r[(t, "tto_vq")]["hidden_mse"] for t in cfg["inpaint_tokens"]}
-            return ArmRun(max((vq[t] - r[(t, o)]["hidden_mse"]) / r[(t, o)]["hidden_mse"]
-                              for t in cfg["inpaint_tokens"]
-                              for o in ("encode", "tto_continuous")),
+            return ArmRun(_inpainting_figure(scale, s, learned),
                           train_steps=cfg["tto_iter"], train_examples=cfg["n_eval"],
-                          extra={"tokenizer_steps": cfg["steps"] if trained else 1})
+                          extra={"tokenizer_steps": cfg["steps"],
+                                 "codebook": "learned" if learned else "random"})
         return run
 
-    cmp = run_comparison({"trained_tokenizer": worst(True), "untrained_tokenizer": worst(False)},
-                         method="trained_tokenizer", baseline=None,
-                         control_method="untrained_tokenizer", seed=seed, looks=cfg["looks"],
+    cmp = run_comparison({"learned_codebook": worst(True), "random_codebook": worst(False)},
+                         method="learned_codebook", baseline=None,
+                         control_method="random_codebook", seed=seed, looks=cfg["looks"],
                          effect_of_interest=_INPAINT_EOI, alternative="less",
                          metric="relative hidden-half MSE change of TTO via VQ, worst case")
     seeds = cmp.seeds
@@ -399,6 +475,14 @@ def _compression_check(per_seed, most, least, kind):
     return observed, bool(frechet.passed and acc.passed and diversity.passed)
 
 
+def _realism_figure(scale, s, kind):
+    """Relative Fréchet distance change, fewest vs most tokens, of ``kind`` images."""
+    tokens = _config(scale)["realism_tokens"]
+    r = _realism_seed(scale, s)
+    most, least = r[(tokens[0], kind)]["frechet"], r[(tokens[-1], kind)]["frechet"]
+    return (most - least) / least
+
+
 @register_claim(
     SLUG, "realism-vs-compression",
     "Text-guided generation by token optimisation gives more realistic images the more "
@@ -422,9 +506,7 @@ def _claim_realism(scale, seed, out_dir):
 
     def change(kind):
         def run(s):
-            r = _realism_seed(scale, s)
-            return ArmRun((r[(most, kind)]["frechet"] - r[(least, kind)]["frechet"])
-                          / r[(least, kind)]["frechet"], train_steps=cfg["tto_iter"],
+            return ArmRun(_realism_figure(scale, s, kind), train_steps=cfg["tto_iter"],
                           train_examples=cfg["n_eval"], extra={"tokenizer_steps": cfg["steps"]})
         return run
 
@@ -539,6 +621,12 @@ def _token_copy_seed(scale, s):
             "without_edit": float(attr_judge.predict(base).mean()),
             "digit_kept_without_edit": float(digit_judge.score(base, y_te[dst])),
             "images": (d.data[test][dst], d.data[test][src], best[3]), "tokenizer": tok}
+
+
+def _copy_figure(scale, s, name):
+    """Edit success of ``name`` minus that of random positions on one seed."""
+    r = _token_copy_seed(scale, s)
+    return r[name] - r["random_position"]
 
 
 @register_claim(
