@@ -15,6 +15,7 @@ batch order, and the dropout masks come from a stream derived from the first.
 
 import contextlib
 import copy
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -25,12 +26,14 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from ._base import _derive_seed, resolve_device
+from ._laurel import LaurelResidual
 
 __all__ = ["predict_seeds", "train_seeds"]
 
 _OPTIMIZERS = {"adagrad": torch.optim.Adagrad, "adam": torch.optim.Adam,
                "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
-_STRATEGIES = ("auto", "vmap", "loop")
+_STRATEGIES = ("auto", "grouped", "vmap", "loop")
+_PREDICT_STRATEGIES = ("auto", "vmap", "loop")
 #: Random dropout variants whose masks are not elementwise; modules using them train
 #: one seed at a time.
 _OTHER_DROPOUTS = frozenset({F.alpha_dropout, F.feature_alpha_dropout, F.dropout1d,
@@ -250,13 +253,17 @@ class _DropoutMode(TorchFunctionMode):
     computes them. Other random dropout variants raise :class:`_NotBatchable`.
     """
 
-    def __init__(self, masks=None):
+    def __init__(self, masks=None, strict=False):
         super().__init__()
         self.masks = masks
+        self.strict = strict
         self.calls = []
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.strict and getattr(func, "__name__", None) in _TO_PYTHON:
+            raise _NotBatchable(f"the forward reads tensor values into Python "
+                                f"({func.__name__}: data-dependent control flow)")
         if func in _OTHER_DROPOUTS:
             raise _NotBatchable(f"{func.__name__} is not batched over seeds")
         if func is not F.dropout:
@@ -269,7 +276,7 @@ class _DropoutMode(TorchFunctionMode):
         self.calls.append((tuple(x.shape), x.dtype, p))
         if self.masks is None:
             return x
-        if index >= len(self.masks):
+        if index >= len(self.masks) or tuple(self.masks[index].shape) != tuple(x.shape):
             raise _NotBatchable("the dropout calls differ from one batch to the next")
         return x.mul_(self.masks[index]) if params.get("inplace") else x * self.masks[index]
 
@@ -413,6 +420,385 @@ def _train_loop(modules, inputs, target, n_rows, loss_fn, streams, cfg):
                     optimizer.step()
                     total += float(loss.detach()) * len(index)
                 losses[k, epoch] = total / n_rows
+    return losses
+
+
+# ---------------------------------------------------------------------------
+# Grouped layers: the K seeds' weights stacked on a leading axis, the K seeds' rows
+# folded into the batch axis (seed-major: rows k*n ... (k+1)*n - 1 are seed k's)
+
+#: Names of tensor methods whose result steers Python: data-dependent control flow,
+#: which would see all seeds' rows at once in the folded batch.
+_TO_PYTHON = frozenset({"__bool__", "__float__", "__int__", "__index__", "__complex__",
+                        "item", "tolist", "numpy", "__array__", "is_nonzero", "equal",
+                        "allclose"})
+
+
+def _seed_major(x, n_seeds):
+    """``(K * n, ...)`` -> ``(K, n, ...)``."""
+    if x.ndim == 0 or x.shape[0] % n_seeds:
+        raise _NotBatchable(f"a layer input of shape {tuple(x.shape)} does not hold "
+                            f"{n_seeds} seeds' rows")
+    return x.reshape(n_seeds, x.shape[0] // n_seeds, *x.shape[1:])
+
+
+def _grouped_linear(module, n_seeds):
+    # The stacked weight is held as (K, in, out) (see _TRANSPOSED): both the product
+    # and its weight gradient are then contiguous, with no copy per step.
+    def forward(x):
+        rows = x.reshape(n_seeds, -1, x.shape[-1])
+        out = (torch.bmm(rows, module.weight) if module.bias is None
+               else torch.baddbmm(module.bias.unsqueeze(1), rows, module.weight))
+        return out.reshape(*x.shape[:-1], out.shape[-1])
+    return forward
+
+
+def _grouped_layer_norm(module, n_seeds):
+    def forward(x):
+        shape = tuple(module.normalized_shape)
+        y = F.layer_norm(x, shape, None, None, module.eps)
+        if module.weight is None:
+            return y if module.bias is None else (
+                y.reshape(n_seeds, -1, *shape) + module.bias.unsqueeze(1)).reshape(x.shape)
+        rows, weight = y.reshape(n_seeds, -1, *shape), module.weight.unsqueeze(1)
+        out = rows * weight if module.bias is None else torch.addcmul(
+            module.bias.unsqueeze(1), rows, weight)
+        return out.reshape(x.shape)
+    return forward
+
+
+def _grouped_group_norm(module, n_seeds):
+    def forward(x):
+        y = F.group_norm(x, module.num_groups, None, None, module.eps)
+        if module.weight is None:
+            return y
+        shape = (n_seeds, 1, module.num_channels) + (1,) * (x.ndim - 2)
+        rows = y.reshape(n_seeds, -1, *x.shape[1:])
+        out = torch.addcmul(module.bias.reshape(shape), rows, module.weight.reshape(shape))
+        return out.reshape(x.shape)
+    return forward
+
+
+def _grouped_conv(module, n_seeds):
+    conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[module.weight.ndim - 2]  # before stacking
+
+    def forward(x):
+        # (K n, C, ...) -> (n, K C, ...): the K seeds become K groups of one convolution.
+        per_seed = _seed_major(x, n_seeds)
+        n = per_seed.shape[1]
+        stacked = per_seed.transpose(0, 1).reshape(n, n_seeds * x.shape[1], *x.shape[2:])
+        weight = module.weight.reshape(-1, *module.weight.shape[2:])
+        bias = None if module.bias is None else module.bias.reshape(-1)
+        out = conv(stacked, weight, bias, module.stride, module.padding, module.dilation,
+                   module.groups * n_seeds)
+        out = out.reshape(n, n_seeds, -1, *out.shape[2:]).transpose(0, 1)
+        return out.reshape(n_seeds * n, *out.shape[2:])
+    return forward
+
+
+def _grouped_embedding(module, n_seeds):
+    def forward(index):
+        rows = index.reshape(n_seeds, -1)
+        n = module.num_embeddings
+        # Seed k's table is rows k*n ... (k+1)*n - 1 of the flattened tables; an index
+        # outside [0, n) would read another seed's table, so it is sent out of range.
+        bad = (rows < 0) | (rows >= n)
+        offset = torch.arange(n_seeds, device=index.device).unsqueeze(1) * n
+        flat = torch.where(bad, n_seeds * n, rows + offset)
+        out = F.embedding(flat, module.weight.reshape(n_seeds * n, -1))
+        return out.reshape(*index.shape, out.shape[-1])
+    return forward
+
+
+def _grouped_laurel_residual(module, n_seeds):
+    """The forward of :class:`~skpaper.nn.LaurelResidual`, every seed's weights at once."""
+    def per_seed(t):
+        # (K, 1) per-seed scalars against the (K, rest) flattened seed blocks.
+        return t.reshape(n_seeds, 1)
+
+    def add_lowrank(base, z):
+        down, up = module.down, module.up
+        axis = module.feature_dim % z.ndim
+        if axis == z.ndim - 1:
+            low = torch.bmm(z.reshape(n_seeds, -1, module.dim), down.transpose(1, 2))
+            out = torch.baddbmm(base.reshape(n_seeds, -1, module.dim), low, up.transpose(1, 2))
+            return out.reshape(base.shape)
+        lead = math.prod(z.shape[:axis]) // n_seeds
+        shape = (n_seeds, lead, module.dim, z.numel() // (n_seeds * lead * module.dim))
+        # Channel-first maps as (K, lead, D, trail): A and B act on the D axis.
+        low = torch.matmul(down.unsqueeze(1), z.reshape(shape))
+        return (base.reshape(shape) + torch.matmul(up.unsqueeze(1), low)).reshape(base.shape)
+
+    def forward(x, fx, history=None):
+        if module.use_pa:
+            previous = list(history or ())[::-1][: module.k_prev - 1]
+            flat = x.reshape(n_seeds, -1)
+            mixed = module.gamma[:, 0:1] * flat
+            for j, prev in enumerate(previous, start=1):
+                mixed = torch.addcmul(mixed, module.gamma[:, j:j + 1], prev.reshape(n_seeds, -1))
+            mixed = mixed.reshape(x.shape)
+            if module.pa_map == "lowrank":
+                g = add_lowrank(x, mixed)
+            else:
+                g = x + mixed
+                if module.use_lr:
+                    g = add_lowrank(g, x)
+        elif module.use_lr:
+            g = add_lowrank(x, x)
+        else:
+            g = x
+        if module.rw_logits is None:
+            return fx + g
+        logits = module.rw_logits
+        if module.weight_norm == "softmax":
+            weights = 2.0 * torch.softmax(logits, dim=1)
+        elif module.weight_norm == "sigmoid":
+            weights = 2.0 * torch.sigmoid(logits)
+        else:
+            weights = logits
+        out = torch.addcmul(per_seed(weights[:, 0]) * fx.reshape(n_seeds, -1),
+                            per_seed(weights[:, 1]), g.reshape(n_seeds, -1))
+        return out.reshape(x.shape)
+    return forward
+
+
+#: Parameters a grouped layer holds as the stack of their transposes.
+_TRANSPOSED = {_grouped_linear: ("weight",)}
+
+
+def _converter(module):
+    """The grouped forward builder of ``module``'s exact type, or None."""
+    kind = type(module)
+    if kind is nn.Linear:
+        return _grouped_linear
+    if kind is LaurelResidual:
+        return _grouped_laurel_residual
+    if kind is nn.LayerNorm:
+        return _grouped_layer_norm
+    if kind is nn.GroupNorm and (not module.affine or module.bias is not None):
+        return _grouped_group_norm
+    if kind in (nn.Conv1d, nn.Conv2d, nn.Conv3d) and module.padding_mode == "zeros":
+        return _grouped_conv
+    if kind is nn.Embedding and module.padding_idx is None and module.max_norm is None \
+            and not module.scale_grad_by_freq and not module.sparse:
+        return _grouped_embedding
+    return None
+
+
+def _map_tensors(func, obj):
+    if isinstance(obj, torch.Tensor):
+        return func(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_map_tensors(func, o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _map_tensors(func, v) for k, v in obj.items()}
+    return obj
+
+
+def _in_dims(obj):
+    """``vmap`` in_dims of ``obj``: 0 for its tensors (seed axis first), None elsewhere."""
+    if isinstance(obj, torch.Tensor):
+        return 0
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_in_dims(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _in_dims(v) for k, v in obj.items()}
+    return None
+
+
+def _vmap_leaf(shell, n_seeds):
+    """Forward of a module of another type: its own computation, ``vmap``-ed over seeds."""
+    base = copy.deepcopy(shell)
+
+    def one_seed(state, args, kwargs):
+        return torch.func.functional_call(base, state, args, kwargs)
+
+    def forward(*args, **kwargs):
+        state = {**dict(shell.named_parameters()), **dict(shell.named_buffers())}
+        args, kwargs = _map_tensors(lambda t: _seed_major(t, n_seeds), (args, kwargs))
+        out = torch.func.vmap(one_seed, in_dims=(0, _in_dims(args), _in_dims(kwargs)),
+                              randomness="error")(
+            state, args, kwargs)
+        return _map_tensors(lambda t: t.reshape(-1, *t.shape[2:]), out)
+    return forward
+
+
+def _grouped_model(modules):
+    """One module computing all K seeds' networks on a folded batch.
+
+    A copy of the first seed's module whose layers hold the K seeds' tensors
+    stacked on a leading axis under their own names, so ``named_parameters`` of
+    the result reads as one seed's with shapes ``(K, ...)`` (the transposes, for the
+    names in the returned set). Layers of the types
+    of :func:`_converter` get a batched forward (batched products, one grouped
+    convolution); any other module with tensors of its own runs its own forward
+    under ``vmap``; modules without tensors of their own are kept as they are.
+    """
+    n_seeds = len(modules)
+    first = modules[0]
+    if len(list(first.named_parameters(remove_duplicate=False))) != \
+            len(list(first.named_parameters())):
+        raise _NotBatchable("the module shares parameters between layers")
+    shell = copy.deepcopy(first)
+
+    def stack(name, tensor):
+        return torch.stack([m.get_parameter(name) if isinstance(tensor, nn.Parameter)
+                            else m.get_buffer(name) for m in modules]).detach()
+
+    def visit(prefix, sub):
+        own = [*sub.named_parameters(recurse=False), *sub.named_buffers(recurse=False)]
+        if not own:
+            for name, child in sub.named_children():
+                visit(f"{prefix}{name}.", child)
+            return
+        converter = _converter(sub)
+        build = _vmap_leaf(sub, n_seeds) if converter is None else converter(sub, n_seeds)
+        for name, tensor in [*sub.named_parameters(), *sub.named_buffers()]:
+            owner_path, _, attr = name.rpartition(".")
+            owner = sub.get_submodule(owner_path)
+            stacked = stack(prefix + name, tensor)
+            if name in _TRANSPOSED.get(converter, ()):
+                stacked = stacked.transpose(1, 2).contiguous()
+                transposed.add(prefix + name)
+            if isinstance(tensor, nn.Parameter):
+                setattr(owner, attr, nn.Parameter(stacked, requires_grad=tensor.requires_grad))
+            else:
+                setattr(owner, attr, stacked)
+        sub.forward = build
+
+    transposed = set()
+    visit("", shell)
+    return shell, transposed
+
+
+def _seed_tensor(stacked, name, k, transposed):
+    """Seed ``k``'s tensor ``name`` in its own layout."""
+    return stacked[k].t() if name in transposed else stacked[k]
+
+
+def _fold(t):
+    """``(K, n, ...)`` -> ``(K * n, ...)``."""
+    return t.reshape(-1, *t.shape[2:])
+
+
+def _check_grouped(shell, transposed, base, batch, calls, device):
+    """Compare the grouped forward with K per-seed forwards on one batch.
+
+    ``batch`` holds the seeds' rows as ``(K, n, ...)`` tensors. The comparison
+    runs on perturbed weights (so that layers starting at zero, as LAuReL's
+    up-projection, take part) and on dropout masks from a generator of its own, so
+    no seed's streams are touched. Raises :class:`_NotBatchable` when the outputs
+    differ, when the forward turns tensors into Python values (data-dependent
+    control flow), or when it draws random numbers other than dropout masks.
+    """
+    n_seeds, n = batch[0].shape[:2]
+    gen = torch.Generator(device=device).manual_seed(0)
+    state = {}
+    for name, t in [*shell.named_parameters(), *shell.named_buffers()]:
+        if t.is_floating_point():
+            noise = torch.randn(t.shape, generator=gen, dtype=t.dtype, device=device)
+            t = t.detach() + 0.1 * noise * (1.0 + t.detach().abs())
+        state[name] = t
+    masks = _draw_masks(calls, [torch.Generator(device=device).manual_seed(1 + k)
+                                for k in range(n_seeds)], device)
+    devices = _fork_devices(device)
+    with torch.no_grad(), torch.random.fork_rng(devices=devices):
+        before = torch.random.get_rng_state()
+        with _DropoutMode([_fold(m) for m in masks], strict=True):
+            out = torch.func.functional_call(shell, state, tuple(_fold(t) for t in batch))
+        if not torch.equal(before, torch.random.get_rng_state()):
+            raise _NotBatchable("the forward draws random numbers other than dropout")
+        refs = []
+        for k in range(n_seeds):
+            with _DropoutMode([m[k] for m in masks]) if masks else contextlib.nullcontext():
+                refs.append(torch.func.functional_call(
+                    base, {name: _seed_tensor(t, name, k, transposed)
+                           for name, t in state.items()},
+                    tuple(t[k] for t in batch)))
+    if not isinstance(out, torch.Tensor) or not all(isinstance(r, torch.Tensor) for r in refs):
+        raise _NotBatchable("the module's output is not one tensor")
+    ref = torch.stack(refs)
+    if ref.ndim < 2 or ref.shape[1] != n or out.shape != (n_seeds * n, *ref.shape[2:]):
+        raise _NotBatchable("the module's output does not have one row per input row")
+    scale = float(ref.abs().max()) if ref.numel() else 0.0
+    if not torch.allclose(out.reshape(ref.shape), ref, rtol=1e-3, atol=1e-4 * (1.0 + scale)):
+        raise _NotBatchable("the grouped forward differs from the per-seed forwards (a "
+                            "layer mixes rows or reads the batch axis)")
+
+
+def _train_grouped(modules, inputs, target, n_rows, loss_fn, streams, cfg):
+    device, full_batch, per_seed = cfg["device"], cfg["batch_size"] is None, cfg["per_seed"]
+    n_seeds = len(modules)
+    shell, transposed = _grouped_model(modules)
+    base = copy.deepcopy(modules[0])
+    params = {name: p for name, p in shell.named_parameters() if p.requires_grad}
+    optimizer = _make_optimizer(cfg["optimizer"], _decay_groups(
+        params.items(), dict(modules[0].named_parameters()), cfg["weight_decay"]),
+        cfg["lr"], cfg["optimizer_kwargs"])
+    order_gens = [torch.Generator().manual_seed(s) for _, s, _ in streams]
+    drop_gens = [torch.Generator(device=device).manual_seed(s) for _, _, s in streams]
+    seed_rows = torch.arange(n_seeds, device=device)[:, None]
+    calls_by_shape = {}
+
+    def discover(batch, tgt):
+        # The dropout calls of one seed's forward on a batch of this shape.
+        with torch.no_grad(), _DropoutMode() as mode:
+            output = base(*(t[0] for t in batch))
+            _call_loss(loss_fn, output, None if tgt is None else tgt[0])
+        return mode.calls
+
+    def seed_batch(index):
+        # The rows of every seed as (K, n, ...) tensors.
+        if full_batch:
+            return (tuple(t if per_seed else t.expand(n_seeds, *t.shape) for t in inputs),
+                    None if target is None
+                    else target if per_seed else target.expand(n_seeds, *target.shape))
+        if per_seed:
+            index = (seed_rows, index)
+        return tuple(t[index] for t in inputs), None if target is None else target[index]
+
+    checked = False
+    slices = _batch_slices(n_rows, cfg["batch_size"])
+    losses = np.zeros((n_seeds, cfg["epochs"]))
+    full = seed_batch(None) if full_batch else None
+    folded_full = None if full is None else tuple(_fold(t) for t in full[0])
+    for epoch in range(cfg["epochs"]):
+        if not full_batch:
+            orders = torch.stack([_epoch_order(g, n_rows, cfg["batch_size"])
+                                  for g in order_gens]).to(device)
+        total = torch.zeros(n_seeds, dtype=torch.float64, device=device)
+        for sl in slices:
+            if full_batch:
+                (batch, tgt), folded, rows = full, folded_full, n_rows
+            else:
+                batch, tgt = seed_batch(orders[:, sl])
+                folded, rows = tuple(_fold(t) for t in batch), batch[0].shape[1]
+            key = tuple(tuple(t.shape) for t in batch)
+            if key not in calls_by_shape:
+                calls_by_shape[key] = discover(batch, tgt)
+            if not checked:
+                _check_grouped(shell, transposed, base, batch, calls_by_shape[key], device)
+                checked = True
+            masks = [_fold(m) for m in _draw_masks(calls_by_shape[key], drop_gens, device)]
+            optimizer.zero_grad()
+            with _DropoutMode(masks) if masks else contextlib.nullcontext():
+                output = shell(*folded)
+            output = output.reshape(n_seeds, rows, *output.shape[1:])
+            seed_losses = torch.stack([
+                _call_loss(loss_fn, output[k], None if tgt is None else tgt[k])
+                for k in range(n_seeds)])
+            seed_losses.sum().backward()
+            if cfg["max_grad_norm"] is not None:
+                _clip_stacked([p.grad for p in params.values() if p.grad is not None],
+                              cfg["max_grad_norm"])
+            optimizer.step()
+            total += seed_losses.detach().to(torch.float64) * rows
+        losses[:, epoch] = (total / n_rows).cpu().numpy()
+    stacked = {**dict(shell.named_parameters()), **dict(shell.named_buffers())}
+    with torch.no_grad():
+        for k, module in enumerate(modules):
+            for name, t in (*module.named_parameters(), *module.named_buffers()):
+                t.copy_(_seed_tensor(stacked[name], name, k, transposed))
     return losses
 
 
@@ -574,22 +960,29 @@ def train_seeds(module_factory, X, y, loss_fn, seeds, *, epochs=10, batch_size=6
     inputs, target, n_rows = _prepare_data(X, y, _float_dtype(modules[0]), cfg["device"],
                                            len(seeds) if per_seed else None)
 
-    losses = None
     obstacle = _vmap_obstacle(modules[0])
-    if strategy == "vmap" and obstacle:
-        raise ValueError(f"strategy='vmap' cannot batch this module: {obstacle}.")
-    # One seed gains nothing from vmap but its overhead: "auto" trains it plainly.
-    if (strategy == "vmap" or (strategy == "auto" and len(seeds) > 1)) and not obstacle:
-        try:
-            losses = _train_vmap(modules, inputs, target, n_rows, loss_fn, streams, cfg)
-        except (_NotBatchable, RuntimeError) as exc:
-            if strategy == "vmap":
-                raise ValueError(f"strategy='vmap' cannot batch this module or loss: {exc}"
-                                 ) from exc
-            # Start again from freshly built modules and fresh generators, one seed at a time.
+    if strategy in ("grouped", "vmap") and obstacle:
+        raise ValueError(f"strategy={strategy!r} cannot batch this module: {obstacle}.")
+    if strategy == "auto":
+        # One seed gains nothing from batching but its overhead: it is trained plainly.
+        chain = ["grouped", "vmap", "loop"] if len(seeds) > 1 and not obstacle else ["loop"]
+    else:
+        chain = [strategy]
+    trainers = {"grouped": _train_grouped, "vmap": _train_vmap, "loop": _train_loop}
+    for i, name in enumerate(chain):
+        if i:
+            # Start again from freshly built modules and fresh generators.
             modules = _build_modules(module_factory, streams, cfg["device"])
-    if losses is None:
-        losses = _train_loop(modules, inputs, target, n_rows, loss_fn, streams, cfg)
+        if name == "loop":
+            losses = _train_loop(modules, inputs, target, n_rows, loss_fn, streams, cfg)
+            break
+        try:
+            losses = trainers[name](modules, inputs, target, n_rows, loss_fn, streams, cfg)
+            break
+        except (_NotBatchable, RuntimeError) as exc:
+            if strategy != "auto":
+                raise ValueError(f"strategy={name!r} cannot batch this module or loss: "
+                                 f"{exc}") from exc
     modules = [m.eval() for m in modules]
     return (modules, losses) if return_losses else modules
 
@@ -634,8 +1027,9 @@ def predict_seeds(modules, X, *, batch_size=1024, strategy="auto"):
     if not modules or not all(isinstance(m, nn.Module) for m in modules):
         raise TypeError("modules must be a non-empty sequence of torch.nn.Module.")
     batch_size = _check_int(batch_size, "batch_size", 1)
-    if strategy not in _STRATEGIES:
-        raise ValueError(f"strategy must be one of {list(_STRATEGIES)}, got {strategy!r}.")
+    if strategy not in _PREDICT_STRATEGIES:
+        raise ValueError(f"strategy must be one of {list(_PREDICT_STRATEGIES)}, got "
+                         f"{strategy!r}.")
     first = next(iter(modules[0].parameters()), None)
     device = first.device if first is not None else torch.device("cpu")
     inputs, _, n_rows = _prepare_data(X, None, _float_dtype(modules[0]), device)

@@ -122,9 +122,10 @@ class _NoDropout(_FunctionalDropout):
 
 
 CE = nn.functional.cross_entropy
+BATCHED = pytest.mark.parametrize("strategy", ["grouped", "vmap"])
 
 
-@pytest.mark.parametrize("strategy", ["vmap", "loop"])
+@pytest.mark.parametrize("strategy", ["grouped", "vmap", "loop"])
 def test_mlp_matches_separate_fits(tabular, strategy):
     X, y = tabular
     kwargs = dict(epochs=3, batch_size=32, lr=1e-2)
@@ -135,10 +136,11 @@ def test_mlp_matches_separate_fits(tabular, strategy):
 @pytest.mark.parametrize("factory, without", [(_mlp(0.4), _mlp()),
                                                (_FunctionalDropout, _NoDropout)],
                          ids=["module", "functional"])
-def test_dropout_matches_separate_fits(tabular, factory, without):
+@BATCHED
+def test_dropout_matches_separate_fits(tabular, factory, without, strategy):
     X, y = tabular
     kwargs = dict(epochs=3, batch_size=32, lr=1e-2)
-    nets = train_seeds(factory, X, y, CE, SEEDS, strategy="vmap", **kwargs)
+    nets = train_seeds(factory, X, y, CE, SEEDS, strategy=strategy, **kwargs)
     _assert_matches(nets, factory, X, y, CE, SEEDS, **kwargs)
     # The masks matter: the same fits without dropout end elsewhere.
     assert _max_gap(nets[0], _reference_fit(without, X, y, CE, SEEDS[0], **kwargs)) > 1e-3
@@ -152,39 +154,44 @@ def test_dropout_stream_depends_on_own_seed_only(tabular):
     assert _max_gap(alone, together) < 1e-5
 
 
-def test_adamw_decay_groups_and_per_seed_clipping(tabular):
+@BATCHED
+def test_adamw_decay_groups_and_per_seed_clipping(tabular, strategy):
     X, y = tabular
     kwargs = dict(epochs=3, batch_size=30, lr=5e-3, optimizer="adamw",
                   weight_decay=lambda name, p: 0.1 if p.ndim >= 2 else 0.0, max_grad_norm=0.05)
-    nets = train_seeds(_mlp(0.2), X, y, CE, SEEDS, strategy="vmap", **kwargs)
+    nets = train_seeds(_mlp(0.2), X, y, CE, SEEDS, strategy=strategy, **kwargs)
     _assert_matches(nets, _mlp(0.2), X, y, CE, SEEDS, **kwargs)
     # Clipping binds at this norm: without it the seeds end elsewhere.
     unclipped = _reference_fit(_mlp(0.2), X, y, CE, SEEDS[0], **{**kwargs, "max_grad_norm": None})
     assert _max_gap(nets[0], unclipped) > 1e-3
 
 
-def test_convnet_sgd_momentum_matches(images):
+@BATCHED
+def test_convnet_sgd_momentum_matches(images, strategy):
     X, y = images
     kwargs = dict(epochs=3, batch_size=16, lr=0.05, optimizer="sgd",
                   optimizer_kwargs={"momentum": 0.9, "nesterov": True}, weight_decay=1e-3)
-    nets = train_seeds(_convnet, X, y, CE, SEEDS, strategy="vmap", **kwargs)
+    nets = train_seeds(_convnet, X, y, CE, SEEDS, strategy=strategy, **kwargs)
     _assert_matches(nets, _convnet, X, y, CE, SEEDS, **kwargs)
 
 
+@BATCHED
 @pytest.mark.parametrize("batch_size", [25, None])
-def test_per_seed_data(tabular, batch_size):
+def test_per_seed_data(tabular, batch_size, strategy):
     X, y = tabular
     rows = [np.random.RandomState(s).choice(len(X), 60, replace=False) for s in SEEDS]
     Xs, ys = np.stack([X[r] for r in rows]), np.stack([y[r] for r in rows])
     kwargs = dict(epochs=3, batch_size=batch_size, lr=0.05, optimizer="adagrad")
-    nets = train_seeds(_mlp(0.2), Xs, ys, CE, SEEDS, per_seed=True, strategy="vmap", **kwargs)
+    nets = train_seeds(_mlp(0.2), Xs, ys, CE, SEEDS, per_seed=True, strategy=strategy,
+                       **kwargs)
     for net, seed, Xk, yk in zip(nets, SEEDS, Xs, ys):
         assert _max_gap(net, _reference_fit(_mlp(0.2), Xk, yk, CE, seed, **kwargs)) < ATOL
     looped = train_seeds(_mlp(0.2), Xs, ys, CE, SEEDS, per_seed=True, strategy="loop", **kwargs)
     assert max(_max_gap(a, b) for a, b in zip(nets, looped)) < ATOL
 
 
-def test_full_batch_deep_linear(tabular):
+@BATCHED
+def test_full_batch_deep_linear(tabular, strategy):
     X, _ = tabular
     target = (X @ np.linspace(-1, 1, 8)[:, None]).astype(np.float32)
 
@@ -194,13 +201,14 @@ def test_full_batch_deep_linear(tabular):
 
     kwargs = dict(epochs=25, batch_size=None, lr=0.05, optimizer="sgd")
     nets, losses = train_seeds(deep_linear, X, target, nn.functional.mse_loss, SEEDS,
-                               return_losses=True, strategy="vmap", **kwargs)
+                               return_losses=True, strategy=strategy, **kwargs)
     _assert_matches(nets, deep_linear, X, target, nn.functional.mse_loss, SEEDS, **kwargs)
     assert losses.shape == (3, 25)
     assert np.all(losses[:, -1] < losses[:, 0])
 
 
-def test_same_fits_as_laurel_estimator():
+@BATCHED
+def test_same_fits_as_laurel_estimator(strategy):
     from skpaper.datasets import load_digits_split
 
     d = load_digits_split(test_size=0.5, random_state=0)
@@ -208,7 +216,7 @@ def test_same_fits_as_laurel_estimator():
     nets = train_seeds(lambda: make_laurel_mlp(64, 10, 16, 2, "rw+lr", rank=4), X, y, CE,
                        [5, 6], epochs=2, batch_size=64, lr=3e-3, optimizer="adamw",
                        weight_decay=lambda name, p: 1e-4 if p.ndim >= 2 else 0.0,
-                       strategy="vmap")
+                       strategy=strategy)
     for net, seed in zip(nets, [5, 6]):
         est = LaurelMLPClassifier(n_blocks=2, width=16, rank=4, max_epochs=2, batch_size=64,
                                   lr=3e-3, random_state=seed, device="cpu").fit(X, y)
@@ -253,7 +261,8 @@ def test_fallback_to_loop(factory, data, match, request):
         train_seeds(factory, X, y, CE, SEEDS[:2], strategy="vmap", **kwargs)
 
 
-def test_several_inputs_and_no_target(tabular):
+@BATCHED
+def test_several_inputs_and_no_target(tabular, strategy):
     X, _ = tabular
 
     class Pair(nn.Module):
@@ -268,7 +277,7 @@ def test_several_inputs_and_no_target(tabular):
         return out.pow(2).mean()
 
     args = dict(epochs=2, batch_size=25, lr=1e-2)
-    batched = train_seeds(Pair, (X, X[::-1].copy()), None, loss, SEEDS, strategy="vmap", **args)
+    batched = train_seeds(Pair, (X, X[::-1].copy()), None, loss, SEEDS, strategy=strategy, **args)
     looped = train_seeds(Pair, (X, X[::-1].copy()), None, loss, SEEDS, strategy="loop", **args)
     for a, b in zip(batched, looped):
         assert _max_gap(a, b) < ATOL
