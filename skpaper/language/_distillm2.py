@@ -32,9 +32,9 @@ from ._tokenizers import resolve_tokenizer, tokenizer_vocab_size
 __all__ = ["ContrastiveDistiller"]
 
 #: Losses: DistiLLM-2 and the baselines it is compared with.
-DISTILL_LOSSES = ("distillm2", "skl_both", "fkl", "seqkd", "gjsd")
+DISTILL_LOSSES = ("distillm2", "skl_both", "srkl_both", "fkl", "seqkd", "gjsd")
 #: Losses that read student-generated responses.
-_ON_POLICY = ("distillm2", "skl_both", "gjsd")
+_ON_POLICY = ("distillm2", "skl_both", "srkl_both", "gjsd")
 #: Largest number of cached teacher logits (rows x positions x vocabulary) kept per data type.
 _CACHE_LIMIT = 25_000_000
 #: Attributes that live only while ``fit`` runs.
@@ -83,10 +83,14 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
     tokenizer : object or None, default=None
         Tokenizer shared by both models; by default the teacher's (or
         student's) ``tokenizer_``.
-    loss : {"distillm2", "skl_both", "fkl", "seqkd", "gjsd"}, default="distillm2"
+    loss : {"distillm2", "skl_both", "srkl_both", "fkl", "seqkd", "gjsd"}, \
+            default="distillm2"
         ``"distillm2"``: skew KL on teacher responses + skew reverse KL on
         student responses. Baselines: ``"skl_both"`` (the same skew KL on both
-        kinds of response), ``"fkl"`` (forward KL on teacher responses, token
+        kinds of response), ``"srkl_both"`` (the skew reverse KL on both: the
+        loss of DistiLLM, the authors' first version, with the same weights
+        ``2 - beta`` and ``beta``; ``adaptive_alpha`` does not apply to it),
+        ``"fkl"`` (forward KL on teacher responses, token
         KD), ``"seqkd"`` (cross-entropy on teacher responses) and ``"gjsd"``
         (GKD's generalised JSD on both, with ``jsd_beta``).
     alpha : float, default=0.1
@@ -548,6 +552,9 @@ class ContrastiveDistiller(_CausalLMMixin, BaseTorchEstimator):
         elif self.loss == "skl_both":
             loss = ((2.0 - beta) * skew_kl(p_t, q_t, alpha_t, m_t)
                     + beta * skew_kl(p_s, q_s, alpha_s, m_s))
+        elif self.loss == "srkl_both":
+            loss = ((2.0 - beta) * skew_reverse_kl(p_t, q_t, alpha_t, m_t)
+                    + beta * skew_reverse_kl(p_s, q_s, alpha_s, m_s))
         elif self.loss == "fkl":
             loss = forward_kl(p_t, q_t, m_t)
         elif self.loss == "seqkd":

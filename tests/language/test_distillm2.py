@@ -203,12 +203,31 @@ def test_distiller_is_deterministic_picklable_and_clonable(world):
         world.prompts[:3], random_state=2)
 
 
-@pytest.mark.parametrize("loss", ["skl_both", "fkl", "seqkd", "gjsd"])
+@pytest.mark.parametrize("loss", ["skl_both", "srkl_both", "fkl", "seqkd", "gjsd"])
 def test_distiller_baselines_run(world, loss):
     dist = _distiller(world, loss=loss, n_rounds=1, max_epochs=1).fit(world.prompts)
     record = dist.history_[-1]
     assert np.isfinite(record["train_loss"])
     assert np.isnan(record["logq_rejected"]) == (loss in ("fkl", "seqkd"))
+
+
+@pytest.mark.parametrize("loss", ["distillm2", "skl_both", "srkl_both"])
+def test_distiller_losses_follow_their_formulas(loss):
+    from skpaper.language import ContrastiveDistiller
+
+    gen = torch.Generator().manual_seed(0)
+    p, q = torch.randn(6, 5, 9, generator=gen), torch.randn(6, 5, 9, generator=gen)
+    mask = torch.ones(6, 5, dtype=torch.bool)
+    ids = torch.randint(9, (6, 6), generator=gen)
+    k, beta = 4, 0.7
+    got, _ = ContrastiveDistiller(loss=loss, alpha=0.2)._loss(p, q, ids, mask, k, beta, None)
+    # Rows :k are teacher responses, k: student responses; weights 2 - beta and beta.
+    first = {"distillm2": skew_kl, "skl_both": skew_kl, "srkl_both": skew_reverse_kl}[loss]
+    second = {"distillm2": skew_reverse_kl, "skl_both": skew_kl,
+              "srkl_both": skew_reverse_kl}[loss]
+    want = ((2 - beta) * first(p[:k], q[:k], 0.2, mask[:k])
+            + beta * second(p[k:], q[k:], 0.2, mask[k:]))
+    assert torch.isclose(got, want, atol=1e-6)
 
 
 def test_distiller_beta_schedule_and_adaptive_alpha(world):

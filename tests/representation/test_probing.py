@@ -295,3 +295,18 @@ def test_probe_sample_weight_bad_input():
         LatentSelector().fit(X, y, sample_weight=-np.ones(len(y)))
     with pytest.raises(ValueError):
         SAEProbeClassifier(_identity_sae(X)).fit(X, y, sample_weight=np.ones(3))
+
+
+@pytest.mark.parametrize("penalty", ["l1", "l2"])
+def test_sae_probe_with_frozen_sae_passes_sklearn_weight_equivalence(penalty):
+    # scikit-learn's own check (weights 0-4 against removed / repeated rows, with its
+    # group folds). An SAE trained inside fit is learnt unweighted, so there the check
+    # cannot hold; a frozen dictionary leaves only the weighted selection and probe.
+    from sklearn.utils.estimator_checks import (
+        check_sample_weight_equivalence_on_dense_data,
+    )
+
+    sae = FrozenEstimator(FunctionTransformer().fit(np.zeros((2, 30))))
+    check_sample_weight_equivalence_on_dense_data(
+        "SAEProbeClassifier", SAEProbeClassifier(sae, k=4, Cs=2, penalty=penalty,
+                                                 random_state=0))
