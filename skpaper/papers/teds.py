@@ -20,7 +20,7 @@ initialisations; :func:`~skpaper.papers.run_comparison`).
 
 import numpy as np
 
-from ._comparison import ArmRun, EffectOfInterest, decide_claim, run_comparison
+from ._comparison import ArmRun, EffectOfInterest, all_of, decide_claim, run_comparison
 from ._plotting import new_figure, save_figure
 from ._registry import ClaimResult, register_claim, register_paper, shared_cache
 from ._stats import claim_seeds
@@ -35,14 +35,26 @@ _SCALES = {
     "smoke": {"data": dict(n_entities=40, n_relations=4, n_timestamps=16, n_facts=1500,
                            n_clusters=4, era_length=4),
               "model": dict(rank=8, max_epochs=5, batch_size=500), "looks": (2,)},
+    # Looks 4, 8, 16: on the calibration setting (_CALIBRATION, seed key 99, 6 seeds) the
+    # paired SD of TeDS - TNTComplEx is 0.010 MRR and of TeDS - TeAST 0.013, which one look
+    # at the 0.01 effect of interest decides with 8 and 12 seeds (seeds_needed); the last
+    # look leaves room for the error spent at the earlier ones.
     "quick": {"data": dict(n_entities=120, n_relations=8, n_timestamps=40, n_facts=6000,
                            n_clusters=8, era_length=10),
-              "model": dict(rank=24, max_epochs=20, batch_size=1000), "looks": (4, 8, 12)},
+              "model": dict(rank=24, max_epochs=20, batch_size=1000), "looks": (4, 8, 16)},
     "full": {"data": dict(n_entities=500, n_relations=20, n_timestamps=100, n_facts=60_000,
                           n_clusters=25, era_length=25),
              "model": dict(rank=64, max_epochs=40, batch_size=2000), "looks": (8, 16, 32)},
 }
 _PRIOR = ("TNTComplEx", "TeAST")
+#: Calibration setting of the quick looks: a smaller graph (no claim's size), seed key 99.
+#: Measured once (6 seeds, quick's recipe at rank 20): MRR TNTComplEx 0.486, TeAST 0.492,
+#: TeDS 0.476, TeDS synchronic only 0.470; TeDS - TNTComplEx -0.010 (SD 0.010), TeDS -
+#: TeAST -0.017 (SD 0.013). The ranking of the two prior models flips between this setting
+#: and quick's, which is why the check bounds TeDS against each of them.
+_CALIBRATION = {"data": dict(n_entities=100, n_relations=6, n_timestamps=30, n_facts=5000,
+                             n_clusters=6, era_length=8),
+                "model": dict(rank=20, max_epochs=20, batch_size=1000), "looks": (2,)}
 _REFERENCE = "TNTComplEx"
 # arm name -> (model class key, extra parameters, matched to the reference's size?)
 _ARMS = {
@@ -176,7 +188,7 @@ def _bar_plot(results, title, out_dir, name):
                 paper_statement="Time-aware TKGC models outperform static KG embeddings on "
                                 "temporal benchmarks (the premise of the paper's comparison "
                                 "tables, where static models trail)." + _STATEMENT_NOTE,
-                check="sequential paired seeds (looks 4, 8, 12 at quick): lower bound of "
+                check="sequential paired seeds (looks 4, 8, 16 at quick): lower bound of "
                       "mean(MRR of the weakest of TNTComplEx, TeAST and TeDS on that seed - "
                       "ComplEx's, equal parameters, random 80/20 split) > 0; contradicted "
                       "when the upper bound is below 0.01 MRR",
@@ -252,36 +264,58 @@ def _claim_unseen(scale, seed, out_dir):
 
 
 @register_claim(SLUG, "teds-beats-best-prior",
-                "On a random split, TeDS beats the best prior time-aware model (TNTComplEx or "
-                "TeAST, whichever scores higher) at equal parameter count.",
+                "On a random split, TeDS beats each prior time-aware model (TNTComplEx and "
+                "TeAST) at equal parameter count, so it beats the best of them.",
                 paper_statement="TeDS significantly outperforms the state of the art on six "
                                 "benchmarks (abstract); TeAST is the strongest prior model "
                                 "of the same lineage." + _STATEMENT_NOTE,
-                check="sequential paired seeds (looks 4, 8, 12 at quick): lower bound of "
-                      "mean(MRR of TeDS - the better of TNTComplEx and TeAST on that seed, "
-                      "equal parameters) > 0; contradicted when the upper bound is below "
-                      "0.01 MRR",
+                check="sequential paired seeds (looks 4, 8, 16 at quick), one comparison per "
+                      "prior model on the same seeds: lower bound of mean(MRR of TeDS - MRR "
+                      "of TNTComplEx) > 0 and likewise against TeAST (equal parameters); "
+                      "contradicted when either upper bound is below 0.01 MRR",
                 control="TeDS with its diachronic part removed (composition='synchronic'), "
-                        "against the same comparator",
+                        "against the same prior model in each comparison",
                 effect_of_interest=_EOI)
 def _claim_beats_prior(scale, seed, out_dir):
-    arms = {"TeDS": _fact_arm(scale, ("TeDS",)),
-            "better prior model": _fact_arm(scale, _PRIOR, max),
-            "TeDS synchronic only": _fact_arm(scale, ("TeDS synchronic only",))}
-    cmp = run_comparison(arms, method="TeDS", baseline="better prior model",
-                         control_method="TeDS synchronic only", seed=seed,
-                         looks=_SCALES[scale]["looks"], key=(1,), effect_of_interest=_EOI,
-                         metric="time-aware filtered MRR (test)")
-    for m in _PRIOR:
-        cmp.arms[m] = dict(_fact_arm(scale, (m,))(cmp.seeds[0]).cost(), seeds=len(cmp.seeds))
+    comparisons = {}
+    for prior in _PRIOR:
+        arms = {"TeDS": _fact_arm(scale, ("TeDS",)), prior: _fact_arm(scale, (prior,)),
+                "TeDS synchronic only": _fact_arm(scale, ("TeDS synchronic only",))}
+        comparisons[f"vs {prior}"] = run_comparison(
+            arms, method="TeDS", baseline=prior, control_method="TeDS synchronic only",
+            seed=seed, looks=_SCALES[scale]["looks"], key=(1,), effect_of_interest=_EOI,
+            metric="time-aware filtered MRR (test)")
+    seeds = max((c.seeds for c in comparisons.values()), key=len)
     shown = ("TNTComplEx", "TeAST", "TeDS", "TeDS synchronic only")
-    artifact = _bar_plot({a: _per_seed(scale, cmp.seeds, a) for a in shown}, "random split",
+    artifact = _bar_plot({a: _per_seed(scale, seeds, a) for a in shown}, "random split",
                          out_dir, "teds_vs_prior")
-    return cmp.claim_result(
-        observed={"gain_over_each_prior": {m: decide_claim(
-            _per_seed(scale, cmp.seeds, "TeDS"), _per_seed(scale, cmp.seeds, m),
-            effect_of_interest=_EOI).decision.to_dict() for m in _PRIOR}},
+    seedwise_best = [max(v) for v in zip(*(_per_seed(scale, seeds, m) for m in _PRIOR))]
+    return all_of(
+        comparisons,
+        observed={"seeds": seeds,
+                  "per_seed": {a: _per_seed(scale, seeds, a) for a in shown},
+                  "gain_over_seedwise_better_prior": decide_claim(
+                      _per_seed(scale, seeds, "TeDS"), seedwise_best,
+                      effect_of_interest=_EOI).decision.to_dict()},
         artifacts=[artifact],
-        notes="Same fits as time-aware-beats-static. The comparator is, seed by seed, the "
-              "better of TNTComplEx and TeAST, which makes the check harder for TeDS. TeDS at "
-              "equal rank (about 1.8x the parameters) is no longer trained on this split.")
+        notes="Same fits as time-aware-beats-static. Each prior model is its own comparison "
+              "on the same seeds, and the claim needs both: the better of the two is the "
+              "state of the art, whichever it is on this graph (TeAST on the calibration "
+              "setting, TNTComplEx at quick). The earlier comparator, the better of the two "
+              "seed by seed, is reported beside (gain_over_seedwise_better_prior): a maximum "
+              "of two noisy scores sits above either model's mean, which biased that check "
+              "against TeDS. Every arm has about 9,200 parameters (TeDS at rank 13, TeAST "
+              "21, TNTComplEx 24), 20 epochs (test MRR is flat from 20 to 150 epochs), the "
+              "same batch size, optimiser and regularisers. TeDS at equal rank (about 1.8x "
+              "the parameters) is not trained on this split.")
+
+
+def _calibration(n_seeds=6):
+    """The calibration figures of the quick looks (seed key 99, a smaller graph)."""
+    key = "calibration"
+    _SCALES[key] = _CALIBRATION
+    try:
+        return {arm: [_fit(key, s, "fact", arm)[0] for s in claim_seeds(0, n_seeds, 99)]
+                for arm in ("TNTComplEx", "TeAST", "TeDS", "TeDS synchronic only")}
+    finally:
+        del _SCALES[key]
