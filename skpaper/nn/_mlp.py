@@ -110,7 +110,19 @@ _MLP_DOCS = {
 }
 
 
+#: Parameters added after subclasses of the MLPs were written; a subclass whose
+#: ``__init__`` does not take them trains as before (Adam, no warm start).
+_LATER_PARAMETERS = ("optimizer", "optimizer_kwargs", "warm_start")
+
+
 class _BaseMLP(BaseTorchEstimator):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        missing = set(_LATER_PARAMETERS) - set(cls._get_param_names())
+        if missing and "_parameter_constraints" in vars(cls):
+            cls._parameter_constraints = {k: v for k, v in cls._parameter_constraints.items()
+                                          if k not in missing}
+
     _parameter_constraints = {
         **BaseTorchEstimator._parameter_constraints,
         "hidden_layer_sizes": ["array-like"],
@@ -153,9 +165,10 @@ class _BaseMLP(BaseTorchEstimator):
         self.alpha = alpha
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
-        self.optimizer = optimizer
-        self.optimizer_kwargs = optimizer_kwargs
-        self.warm_start = warm_start
+        names = self._get_param_names()
+        for name, value in zip(_LATER_PARAMETERS, (optimizer, optimizer_kwargs, warm_start)):
+            if name in names:
+                setattr(self, name, value)
 
     def _check_hidden_layer_sizes(self):
         sizes = np.atleast_1d(np.asarray(self.hidden_layer_sizes))
@@ -188,7 +201,7 @@ class _BaseMLP(BaseTorchEstimator):
         return super()._fit_tensors(X, target, target_dtype, **kwargs)
 
     def _resume(self):
-        return "warm" if self.warm_start else None
+        return "warm" if getattr(self, "warm_start", False) else None
 
     def _extra_callbacks(self):
         # sklearn-style stopping rule on the training loss, after the user's callbacks.

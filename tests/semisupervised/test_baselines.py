@@ -109,3 +109,80 @@ def test_baselines_bad_input_raises(data):
     message = "X has 2 features, but LabeledOnlyEstimator is expecting 5"
     with pytest.raises(ValueError, match=message):
         LabeledOnlyEstimator().fit(data.X, data.y).predict(data.X[:, :2])
+
+
+# Sample weights: integer weights must give what repeating the rows gives.
+
+_TIGHT = dict(C=1e4, tol=1e-12, max_iter=10000)
+
+
+def _weighted_and_repeated(est, d, y=None, seed=1, acp=True):
+    y = d.y if y is None else y
+    w = np.random.RandomState(seed).randint(0, 4, size=len(y))
+    rep = lambda a: np.repeat(a, w, axis=0)  # noqa: E731
+    acp_w = d.acp if acp else None
+    acp_r = rep(d.acp) if acp else None
+    a = est.fit(d.X, y, acp=acp_w, sample_weight=w)
+    weighted = (np.copy(a.estimate_), np.copy(a.se_), np.copy(a.ci_))
+    b = est.fit(rep(d.X), rep(y), acp=acp_r)
+    return weighted, (b.estimate_, b.se_, b.ci_)
+
+
+@pytest.mark.parametrize("target", ["mean", "ols", "logistic"])
+def test_labeled_only_weights_equal_repeated_rows(target):
+    d = make_acp_covariate_shift(60, 100, signal=1.0, random_state=2,
+                                 outcome="binary" if target == "logistic" else "gaussian")
+    weighted, repeated = _weighted_and_repeated(LabeledOnlyEstimator(target=target), d)
+    for a, b in zip(weighted, repeated):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("target", ["mean", "ols"])
+@pytest.mark.parametrize("population", ["unlabeled", "combined"])
+@pytest.mark.parametrize("lam", [None, 0.5])
+def test_weighted_ppi_weights_equal_repeated_rows(target, population, lam):
+    d = make_acp_covariate_shift(60, 200, signal=1.0, random_state=3)
+    est = WeightedPPIEstimator(target=target, population=population, lam=lam,
+                               propensity_model=LogisticRegression(**_TIGHT))
+    weighted, repeated = _weighted_and_repeated(est, d)
+    for a, b in zip(weighted, repeated):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+
+
+def test_weights_change_the_estimate_and_ones_change_nothing(data):
+    est = WeightedPPIEstimator(target="ols")
+    base = est.fit(data.X, data.y, acp=data.acp).estimate_.copy()
+    ones = est.fit(data.X, data.y, acp=data.acp, sample_weight=np.ones(len(data.y))).estimate_
+    np.testing.assert_allclose(ones, base, rtol=1e-12)
+    w = np.random.RandomState(0).uniform(0.2, 3.0, size=len(data.y))
+    weighted = est.fit(data.X, data.y, acp=data.acp, sample_weight=w).estimate_
+    assert np.max(np.abs(weighted - base)) > 1e-3
+    lab = LabeledOnlyEstimator().fit(data.X, data.y, sample_weight=w)
+    R = data.labeled
+    assert lab.estimate_ == pytest.approx(np.average(data.y[R], weights=w[R]))
+
+
+def test_sample_weight_errors(data):
+    with pytest.raises(ValueError, match="(?i)negative"):
+        LabeledOnlyEstimator().fit(data.X, data.y, sample_weight=-np.ones(len(data.y)))
+    w = np.where(data.labeled, 0.0, 1.0)
+    with pytest.raises(ValueError, match="every labeled row"):
+        LabeledOnlyEstimator().fit(data.X, data.y, sample_weight=w)
+
+    class NoWeights(LogisticRegression):
+        def fit(self, X, y):
+            return super().fit(X, y)
+
+    with pytest.raises(ValueError, match="propensity_model=NoWeights"):
+        WeightedPPIEstimator(propensity_model=NoWeights()).fit(
+            data.X, data.y, acp=data.acp, sample_weight=np.ones(len(data.y)))
+    # Without weights, such a model is still fine.
+    WeightedPPIEstimator(propensity_model=NoWeights()).fit(data.X, data.y, acp=data.acp)
+
+
+def test_score_takes_sample_weight(data):
+    est = LabeledOnlyEstimator(target="ols").fit(data.X, data.y)
+    w = np.random.RandomState(0).randint(0, 3, size=len(data.y))
+    rep = lambda a: np.repeat(a, w, axis=0)  # noqa: E731
+    assert est.score(data.X, data.y, sample_weight=w) == pytest.approx(
+        est.score(rep(data.X), rep(data.y)), rel=1e-12)

@@ -24,4 +24,13 @@ EXTRA_INSTANCES = {
     ],
 }
 
-EXPECTED_FAILED_CHECKS = {}
+EXPECTED_FAILED_CHECKS = {
+    "NormMLPClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "sample_weight is inherited from skpaper.nn.MLPClassifier: trained in float32, "
+            "weights and repeated rows agree to about 1e-7 absolute, not rtol=1e-7; with "
+            "norm='batch' the BatchNorm statistics of a batch are unweighted, so the "
+            "weights equal repeated rows in the loss only"
+        ),
+    },
+}
