@@ -726,6 +726,24 @@ def _check_grouped(shell, transposed, base, batch, calls, device):
                             "layer mixes rows or reads the batch axis)")
 
 
+def _seed_losses(loss_fn, output, tgt):
+    """Every seed's loss, ``loss_fn(output[k], tgt[k])``, as a (K,) tensor."""
+    n_seeds = output.shape[0]
+    if tgt is not None and output.ndim == 3 and loss_fn in (F.cross_entropy, F.mse_loss) \
+            and (loss_fn is F.mse_loss) == (tgt.shape == output.shape):
+        # The two common losses at their defaults: one call over all seeds' rows, then
+        # each seed's mean over its own rows (the same figure up to float rounding).
+        rows = loss_fn(output.reshape(-1, output.shape[-1]),
+                       tgt.reshape(-1, *tgt.shape[2:]), reduction="none")
+        if loss_fn is F.mse_loss:
+            return rows.reshape(n_seeds, -1).mean(dim=1)
+        # cross_entropy's mean leaves out the rows whose class is ignore_index (-100).
+        kept = (tgt != -100).reshape(n_seeds, -1).sum(dim=1)
+        return rows.reshape(n_seeds, -1).sum(dim=1) / kept
+    return torch.stack([_call_loss(loss_fn, output[k], None if tgt is None else tgt[k])
+                        for k in range(n_seeds)])
+
+
 def _train_grouped(modules, inputs, target, n_rows, loss_fn, streams, cfg):
     device, full_batch, per_seed = cfg["device"], cfg["batch_size"] is None, cfg["per_seed"]
     n_seeds = len(modules)
@@ -784,9 +802,7 @@ def _train_grouped(modules, inputs, target, n_rows, loss_fn, streams, cfg):
             with _DropoutMode(masks) if masks else contextlib.nullcontext():
                 output = shell(*folded)
             output = output.reshape(n_seeds, rows, *output.shape[1:])
-            seed_losses = torch.stack([
-                _call_loss(loss_fn, output[k], None if tgt is None else tgt[k])
-                for k in range(n_seeds)])
+            seed_losses = _seed_losses(loss_fn, output, tgt)
             seed_losses.sum().backward()
             if cfg["max_grad_norm"] is not None:
                 _clip_stacked([p.grad for p in params.values() if p.grad is not None],

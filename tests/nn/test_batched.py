@@ -261,6 +261,97 @@ def test_fallback_to_loop(factory, data, match, request):
         train_seeds(factory, X, y, CE, SEEDS[:2], strategy="vmap", **kwargs)
 
 
+class _RowMixing(nn.Module):
+    """Centres each batch on its mean row: mixes rows, so the seeds' rows must not meet."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.a(x - x.mean(dim=0))
+
+
+class _Noisy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.a(x + 0.1 * torch.randn_like(x)) if self.training else self.a(x)
+
+
+@pytest.mark.parametrize("factory, match", [
+    (_RowMixing, "differs from the per-seed forwards"),
+    (_Branching, "data-dependent control flow"),
+    (_Noisy, "random numbers"),
+    (_Running, "running statistics"),
+])
+def test_grouped_refuses_what_it_cannot_fold(tabular, factory, match):
+    X, y = tabular
+    kwargs = dict(epochs=2, batch_size=16, lr=1e-2)
+    with pytest.raises(ValueError, match=match):
+        train_seeds(factory, X, y, CE, SEEDS[:2], strategy="grouped", **kwargs)
+    if factory is not _Noisy:
+        # "auto" then trains them by vmap or one by one, as separate fits would.
+        nets = train_seeds(factory, X, y, CE, SEEDS[:2], **kwargs)
+        _assert_matches(nets, factory, X, y, CE, SEEDS[:2], **kwargs)
+
+
+class _Tokens(nn.Module):
+    """Embedding, LayerNorm over tokens, a channel-first LAuReL conv block, Conv1d."""
+
+    def __init__(self):
+        super().__init__()
+        from skpaper.nn import with_laurel
+
+        self.embed = nn.Embedding(11, 6)
+        self.norm = nn.LayerNorm(6)
+        self.block = with_laurel(nn.Sequential(nn.GroupNorm(2, 6), nn.Conv1d(6, 6, 3, padding=1)),
+                                 6, "rw+lr+pa", rank=2, feature_dim=1)
+        self.out = nn.Linear(6, 3)
+
+    def forward(self, tokens):
+        h = self.norm(self.embed(tokens)).transpose(1, 2)  # (batch, channels, length)
+        return self.out(torch.relu(self.block(h, [h])).mean(dim=2))
+
+
+def test_grouped_layers_match_separate_fits():
+    rng = np.random.RandomState(3)
+    tokens = rng.randint(0, 11, size=(48, 5))
+    y = (tokens[:, 0] > 5).astype(np.int64) + (tokens[:, 1] > 7)
+    kwargs = dict(epochs=3, batch_size=16, lr=1e-2, optimizer="adamw", weight_decay=1e-2)
+    grouped = train_seeds(_Tokens, tokens, y, CE, SEEDS, strategy="grouped", **kwargs)
+    looped = train_seeds(_Tokens, tokens, y, CE, SEEDS, strategy="loop", **kwargs)
+    assert max(_max_gap(a, b) for a, b in zip(grouped, looped)) < ATOL
+    with pytest.raises(IndexError, match="index out of range"):
+        train_seeds(_Tokens, tokens + 6, y, CE, SEEDS, strategy="grouped", **kwargs)
+
+
+def test_grouped_embedding_keeps_seeds_tables_apart():
+    from skpaper.nn._batched import _grouped_model
+
+    tables = [nn.Embedding(4, 2), nn.Embedding(4, 2)]
+    grouped, _ = _grouped_model(tables)
+    index = torch.tensor([[1], [3], [0], [2]])  # rows 0-1: seed 0, rows 2-3: seed 1
+    with torch.no_grad():
+        expected = torch.cat([tables[0](index[:2]), tables[1](index[2:])])
+        assert torch.equal(grouped(index), expected)
+        # Seed 0's index 4 is out of its table; it must not read seed 1's row 0.
+        with pytest.raises(IndexError):
+            grouped(torch.tensor([[4], [0], [0], [0]]))
+
+
+def test_grouped_cross_entropy_ignore_index(tabular):
+    X, y = tabular
+    y = y.copy()
+    y[::4] = -100
+    kwargs = dict(epochs=2, batch_size=16, lr=1e-2)
+    nets = train_seeds(_mlp(), X, y, CE, SEEDS, strategy="grouped", **kwargs)
+    for net, seed in zip(nets, SEEDS):
+        assert _max_gap(net, _reference_fit(_mlp(), X, y, CE, seed, **kwargs)) < ATOL
+
+
 @BATCHED
 def test_several_inputs_and_no_target(tabular, strategy):
     X, _ = tabular
