@@ -146,8 +146,12 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
     Parameters
     ----------
     {cloud_parameters}
-    loss : {"quotient", "l2", "octahedral_abs_cos"}, default="quotient"
+    loss : {"quotient", "l2", "raw_quotient", "octahedral_abs_cos"}, default="quotient"
         ``"quotient"``: min over g in O of ||R_hat - R g||_F^2.
+        ``"raw_quotient"``: min over g in O of ||M - R g||_F^2 on the raw
+        output M (the naive regressor with its target taken modulo O, a
+        control: no averaging over a symmetry contained in O, no projection
+        in training).
         ``"octahedral_abs_cos"``: min over column permutations of
         ``(1 - |cos up|) + (1 - |cos front|)`` on R_hat.
         ``"l2"``: the naive baseline, ||M - R||_F^2 on the raw output M
@@ -212,7 +216,7 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
 
     _parameter_constraints = {
         **_BaseCloudNet._parameter_constraints,
-        "loss": [StrOptions({"quotient", "l2", "octahedral_abs_cos"})],
+        "loss": [StrOptions({"quotient", "l2", "raw_quotient", "octahedral_abs_cos"})],
         "up_threshold_deg": [Interval(Real, 0, 180, closed="right")],
     }
 
@@ -256,6 +260,8 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
     def _compute_loss(self, M, R):
         if self.loss == "l2":
             return raw_l2_loss(M, R).mean()
+        if self.loss == "raw_quotient":
+            return quotient_loss(M, R, group_tensor(octahedral_group(), like=R)).mean()
         R_hat = special_procrustes_torch(M)
         if self.loss == "quotient":
             return quotient_loss(R_hat, R, group_tensor(octahedral_group(), like=R)).mean()
@@ -275,7 +281,9 @@ class QuotientOrienter(_OrientationMixin, TransformerMixin, _BaseCloudNet):
         """Predict the raw network outputs M before the projection, without voting.
 
         For ``loss="l2"`` this is the naive regressor's estimate of R, whose
-        columns shrink on symmetric shapes (Prop. 3.1 of [1]_).
+        columns shrink on symmetric shapes (Prop. 3.1 of [1]_); for
+        ``loss="raw_quotient"`` the same regressor's estimate of R modulo O,
+        whose columns keep unit norm where its symmetry lies in O.
 
         Parameters
         ----------

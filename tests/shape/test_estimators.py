@@ -41,7 +41,8 @@ def _is_rotation(R):
 
 
 @pytest.mark.parametrize("params", [
-    {}, {"loss": "l2"}, {"loss": "octahedral_abs_cos"}, {"backbone": "dgcnn", "k_neighbors": 5},
+    {}, {"loss": "l2"}, {"loss": "raw_quotient"}, {"loss": "octahedral_abs_cos"},
+    {"backbone": "dgcnn", "k_neighbors": 5},
     {"use_normals": False}, {"n_votes": 1},
 ])
 def test_quotient_orienter_outputs_rotations_and_consistent_transform(shapes, params):
@@ -55,6 +56,23 @@ def test_quotient_orienter_outputs_rotations_and_consistent_transform(shapes, pa
     assert est.predict_raw(X).shape == (len(X), 3, 3)
     assert len(est.history_) == 2 and np.isfinite(est.history_[-1]["train_loss"])
     assert 0.0 <= est.score(apply_rotation(X, R), R) <= 1.0
+
+
+def test_raw_quotient_loss_is_the_raw_l2_loss_to_the_nearest_octahedral_target():
+    import torch
+
+    est = QuotientOrienter(loss="raw_quotient")
+    R = torch.as_tensor(random_rotations(5, random_state=1))
+    M = torch.as_tensor(np.random.RandomState(2).normal(size=(5, 3, 3)))
+    G = torch.as_tensor(octahedral_group())
+    # min over the 24 targets R g of the raw ||M - R g||^2, so any R g gives the same loss
+    expected = ((M[:, None] - R[:, None] @ G[None]) ** 2).sum((-1, -2)).min(1).values.mean()
+    assert float(est._compute_loss(M, R)) == pytest.approx(float(expected))
+    assert float(est._compute_loss(M, R @ G[7])) == pytest.approx(float(expected))
+    # it is the naive l2 loss when the nearest target is R itself
+    assert float(est._compute_loss(R, R)) == pytest.approx(0.0)
+    assert float(QuotientOrienter(loss="l2")._compute_loss(M, R @ G[7])) != pytest.approx(
+        float(expected))
 
 
 def test_quotient_orienter_supervised_fit_and_seeded_votes(shapes):
