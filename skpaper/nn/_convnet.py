@@ -129,6 +129,15 @@ class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
         one channel, square when ``n_features`` is a perfect square and a
         ``1 x n_features`` strip otherwise.
     {weight_decay}
+    optimizer : str or torch.optim.Optimizer subclass, default="adamw"
+        The optimizer: the name of a :mod:`torch.optim` optimizer in any case
+        or its class, as skorch takes it. It is built with ``lr`` and two
+        parameter groups, matrices and kernels with ``weight_decay`` and the
+        rest without (an optimizer without ``weight_decay`` needs
+        ``weight_decay=0``).
+    optimizer_kwargs : dict or None, default=None
+        Further arguments of the optimizer (``{"betas": (0.9, 0.99)}``);
+        ``lr`` and ``weight_decay`` are set through their own parameters.
     {max_epochs}
     {batch_size}
     {lr}
@@ -175,6 +184,8 @@ class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
     _parameter_constraints = {
         **_BaseLaurelEstimator._parameter_constraints,
         "image_shape": ["array-like", None],
+        "optimizer": [str, type],
+        "optimizer_kwargs": [dict, None],
     }
 
     def __init__(
@@ -190,6 +201,8 @@ class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
         pa_map="lowrank",
         image_shape=None,
         weight_decay=1e-4,
+        optimizer="adamw",
+        optimizer_kwargs=None,
         max_epochs=30,
         batch_size=64,
         lr=3e-3,
@@ -207,6 +220,18 @@ class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):
             inference_dtype=inference_dtype,
         )
         self.image_shape = image_shape
+        self.optimizer = optimizer
+        self.optimizer_kwargs = optimizer_kwargs
+
+    def _build_optimizer(self, module):
+        # As the LAuReL MLPs: decay matrices and kernels only; biases, norms and the
+        # LAuReL scalars are 0-d or 1-d and stay free.
+        decay = [p for p in module.parameters() if p.ndim >= 2]
+        free = [p for p in module.parameters() if p.ndim < 2]
+        return self._make_optimizer(
+            [{"params": decay, "weight_decay": self.weight_decay},
+             {"params": free, "weight_decay": 0.0}],
+            "adamw", weight_decay=("weight_decay", float(self.weight_decay)))
 
     def _fit_tensors(self, X, target, target_dtype):
         self.image_shape_ = self._resolve_image_shape(X.shape[1])

@@ -149,7 +149,8 @@ def test_bad_parameters_raise_naming_the_parameter(clf_data):
 
 def test_resolve_device():
     assert resolve_device("cpu") == "cpu"
-    assert resolve_device("auto") in ("cpu", "cuda")
+    assert resolve_device(torch.device("cpu")) == "cpu"
+    assert resolve_device("auto") in ("cpu", "cuda", "mps")
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             resolve_device("cuda")
@@ -458,3 +459,40 @@ def test_validation_split_on_gpu_is_reproducible(clf_data):
     assert all(np.isfinite(valid))
     np.testing.assert_allclose([r["valid_loss"] for r in clone(clf).fit(X, y).history_],
                                valid, rtol=1e-5)
+
+
+def test_estimators_on_the_base_take_a_torch_device_and_keep_their_parameters(clf_data):
+    from skpaper.adaptation import NormMLPClassifier
+    from skpaper.nn import LaurelMLPClassifier
+
+    X, y = clf_data
+    laurel = LaurelMLPClassifier(n_blocks=1, width=8, rank=2, max_epochs=2, random_state=0,
+                                 device=torch.device("cpu"))
+    assert clone(laurel).fit(X, y).device_ == "cpu"
+    with pytest.raises(ValueError, match="device="):
+        clone(laurel).set_params(device="tpu").fit(X, y)
+    # Estimators that do not expose the MLPs' new parameters do not get them.
+    assert "optimizer" not in laurel.get_params()
+    norm = NormMLPClassifier(hidden_layer_sizes=(8,), max_epochs=2, random_state=0,
+                             device="cpu")
+    assert not {"optimizer", "optimizer_kwargs", "warm_start"} & set(norm.get_params())
+    assert not {"optimizer", "warm_start"} & set(NormMLPClassifier._parameter_constraints)
+    assert type(norm.fit(X, y).optimizer_) is torch.optim.Adam
+
+
+def test_convnet_takes_an_optimizer_with_its_decay_groups():
+    from skpaper.datasets import load_digits_split
+    from skpaper.nn import LaurelConvNetClassifier
+
+    d = load_digits_split()
+    X, y = d.X_train[:120], d.y_train[:120]
+    small = dict(n_blocks=2, width=4, rank=2, max_epochs=1, random_state=0, device="cpu")
+    default = LaurelConvNetClassifier(**small).fit(X, y)
+    assert type(default.optimizer_) is torch.optim.AdamW
+    sgd = LaurelConvNetClassifier(**small, optimizer="sgd",
+                                  optimizer_kwargs={"momentum": 0.5}).fit(X, y)
+    assert type(sgd.optimizer_) is torch.optim.SGD
+    assert [g["weight_decay"] for g in sgd.optimizer_.param_groups] == [1e-4, 0.0]
+    assert all(g["momentum"] == 0.5 for g in sgd.optimizer_.param_groups)
+    with pytest.raises(ValueError, match="'weight_decay' parameter"):
+        LaurelConvNetClassifier(**small, optimizer_kwargs={"weight_decay": 0.1}).fit(X, y)
