@@ -505,7 +505,11 @@ def _smooth_disc(q, sharpness):
 
 
 def _render_cells(rng, z, size, n_cells):
-    """Draw ``n_cells`` cells per image from morphology codes ``z`` of shape (n, 8)."""
+    """Draw ``n_cells`` cells per image from morphology codes ``z`` of shape (n, 8).
+
+    The phenotype lies partly in channel intensities (``z[:, 3:8]`` are channel gains),
+    which per-image channel standardisation erases.
+    """
     n = z.shape[0]
     grid = (np.arange(size) + 0.5) / size
     yy, xx = np.meshgrid(grid, grid, indexing="ij")
@@ -540,17 +544,70 @@ def _render_cells(rng, z, size, n_cells):
     return images
 
 
+def _render_morphology(rng, z, size, n_cells):
+    """Draw ``n_cells`` cells per image whose phenotype is shape, texture and arrangement.
+
+    The eight coordinates of ``z``: nucleus size, cell size, elongation, offset of the
+    nucleus from the cell's centre, mitochondrial texture frequency, radial placement of
+    the mitochondria (around the nucleus or at the periphery), actin ring width and ER
+    texture orientation relative to the cell's axis. Channel intensities are per-cell
+    nuisance drawn independently of ``z``, so per-image channel standardisation keeps
+    the whole phenotype.
+    """
+    n = z.shape[0]
+    grid = (np.arange(size) + 0.5) / size
+    yy, xx = np.meshgrid(grid, grid, indexing="ij")
+    images = np.zeros((n, len(CELL_PAINTING_CHANNELS), size, size))
+    for _ in range(n_cells):
+        zc = z + 0.25 * rng.standard_normal(z.shape)
+        cy, cx = rng.uniform(0.25, 0.75, (2, n, 1, 1))
+        angle = rng.uniform(0, np.pi, (n, 1, 1))
+        phase = rng.uniform(0, 2 * np.pi, (3, n, 1, 1))
+        r_nuc = 0.10 * np.exp(0.30 * np.tanh(zc[:, 0] / 2))[:, None, None]
+        r_cell = 0.24 * np.exp(0.25 * np.tanh(zc[:, 1] / 2))[:, None, None]
+        elong = np.exp(0.45 * np.tanh(zc[:, 2] / 2))[:, None, None]
+        shift = 0.5 * r_cell * np.tanh(zc[:, 3] / 2)[:, None, None]
+        dy, dx = yy - cy, xx - cx
+        u = dx * np.cos(angle) + dy * np.sin(angle)
+        v = -dx * np.sin(angle) + dy * np.cos(angle)
+        un = u - shift  # the nucleus sits off centre along the cell's long axis
+        q_nuc = (un**2 + v**2) / r_nuc**2
+        q_cell = ((u / elong) ** 2 + (v * elong) ** 2) / r_cell**2
+        nucleus = _smooth_disc(q_nuc, 6.0)
+        cell = _smooth_disc(q_cell, 5.0)
+        cyto = cell * (1.0 - nucleus)
+        gain = np.exp(0.25 * rng.standard_normal((n, 5)))[:, :, None, None]
+        freq = 2 * np.pi * (5.0 + 3.0 * np.tanh(zc[:, 4] / 2))[:, None, None]
+        mito_tex = 0.5 + 0.5 * np.sin(freq * u + phase[0]) * np.sin(freq * v + phase[1])
+        # radial placement: weight towards the nucleus (z5 > 0) or the membrane (z5 < 0)
+        radial = np.sqrt(np.clip(q_cell, 0.0, None))
+        place = np.tanh(zc[:, 5] / 2)[:, None, None]
+        mito_w = np.clip(1.0 + 1.5 * place * (0.6 - radial), 0.0, None)
+        width = 0.12 * np.exp(0.5 * np.tanh(zc[:, 6] / 2))[:, None, None]
+        ring = np.exp(-0.5 * ((radial - 0.9) / width) ** 2) * cell
+        tilt = np.pi / 4 * np.tanh(zc[:, 7] / 2)[:, None, None]
+        er_freq = 2 * np.pi * 4.0
+        er = 0.5 + 0.5 * np.cos(er_freq * (u * np.cos(tilt) + v * np.sin(tilt)) + phase[2])
+        images[:, 0] += gain[:, 0] * nucleus
+        images[:, 1] += gain[:, 1] * cyto * er
+        images[:, 2] += gain[:, 2] * (0.4 * cyto + 0.8 * nucleus)
+        images[:, 3] += gain[:, 3] * (0.2 * cell + ring)
+        images[:, 4] += gain[:, 4] * cyto * mito_tex * mito_w
+    return images
+
+
 @validate_params(
     {**_layout_params(), "image_size": [Interval(Integral, 8, None, closed="left")],
      "n_cells": [Interval(Integral, 1, None, closed="left")],
      "n_sites": [Interval(Integral, 1, None, closed="left")],
-     "noise": [Interval(Real, 0, None, closed="left")]},
+     "noise": [Interval(Real, 0, None, closed="left")],
+     "phenotype": [StrOptions({"intensity", "morphology"})]},
     prefer_skip_nested_validation=True,
 )
 def make_synthetic_cell_plates(n_perturbations=40, *, n_pathways=5, phenotype_fraction=0.6,
                                n_plates=4, n_replicates=4, n_controls=16, n_sites=2,
                                image_size=24, n_cells=3, effect_size=2.0, batch_effect=1.0,
-                               noise=0.05, random_state=None):
+                               noise=0.05, phenotype="intensity", random_state=None):
     """Five-channel synthetic "cell painting" images of a screen with plate effects.
 
     Every image (a site of a well) shows ``n_cells`` cells drawn from the
@@ -592,6 +649,16 @@ def make_synthetic_cell_plates(n_perturbations=40, *, n_pathways=5, phenotype_fr
         Scale of every plate effect (0 removes them).
     noise : float, default=0.05
         Pixel noise relative to the typical intensity.
+    phenotype : {"intensity", "morphology"}, default="intensity"
+        What the morphology code ``z`` draws. ``"intensity"``: nucleus size,
+        cell size, elongation and five channel gains and textures, so that
+        most of a phenotype is in per-image channel intensities, which
+        per-image channel standardisation erases. ``"morphology"``: nucleus
+        size, cell size, elongation, nucleus offset from the cell's centre,
+        mitochondrial texture frequency, radial placement of the
+        mitochondria, actin ring width and ER texture orientation; channel
+        intensities vary from cell to cell independently of ``z``, so the
+        phenotype survives standardisation.
     random_state : int, RandomState instance or None, default=None
         Seed of the random draws; an int makes the output reproducible.
 
@@ -638,7 +705,8 @@ def make_synthetic_cell_plates(n_perturbations=40, *, n_pathways=5, phenotype_fr
     plate_shift = 0.5 * batch_effect * rng.standard_normal((n_plates, _N_MORPHOLOGY))
     z = np.where((pert_img >= 0)[:, None], effects[np.maximum(pert_img, 0)], 0.0)
     z = z + plate_shift[plate_img]
-    images = _render_cells(rng, z, image_size, n_cells)
+    render = _render_morphology if phenotype == "morphology" else _render_cells
+    images = render(rng, z, image_size, n_cells)
 
     grid = (np.arange(image_size) + 0.5) / image_size - 0.5
     yy, xx = np.meshgrid(grid, grid, indexing="ij")

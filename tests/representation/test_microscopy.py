@@ -327,3 +327,26 @@ def test_plate_generators_bad_input():
         make_plate_embeddings(n_replicates=7)
     with pytest.raises(ValueError, match="image_size"):
         make_synthetic_cell_plates(image_size=4)
+
+
+def test_morphology_plates_keep_the_phenotype_through_standardisation():
+    # the same wells drawn with and without a phenotype: channel gains and offsets are
+    # nuisance, so standardised images still differ where the morphology code does
+    kw = dict(n_perturbations=6, n_plates=2, n_replicates=2, n_controls=2, n_sites=1,
+              image_size=16, batch_effect=0.0, noise=0.0, phenotype="morphology",
+              random_state=0)
+    d = make_synthetic_cell_plates(effect_size=4.0, **kw)
+    flat = make_synthetic_cell_plates(effect_size=0.0, **kw)
+    assert np.all(flat.morphology == 0) and np.any(d.morphology != 0)
+
+    def standardised(images):
+        images = images.astype(float)
+        mean = images.mean(axis=(-2, -1), keepdims=True)
+        return (images - mean) / images.std(axis=(-2, -1), keepdims=True)
+
+    moved = d.has_phenotype[np.maximum(d.perturbation, 0)] & ~d.is_control
+    diff = np.abs(standardised(d.images) - standardised(flat.images)).mean(axis=(1, 2, 3))
+    assert np.all(diff[moved] > 0.01)
+    np.testing.assert_allclose(diff[~moved], 0.0, atol=1e-6)
+    with pytest.raises(ValueError, match="phenotype"):
+        make_synthetic_cell_plates(phenotype="colour")

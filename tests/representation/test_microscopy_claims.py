@@ -46,8 +46,9 @@ def test_precheck_compares_the_mae_with_standardised_pixels():
     # channel gains and offsets do not survive the standardisation
     shifted = d.images * 3.0 + 1.0
     d2 = type(d)(**{**d, "images": shifted})
+    # (float32 images and the 1e-6 variance floor leave differences of about 1e-4)
     np.testing.assert_allclose(mm._standardised_pixels(d2), mm._standardised_pixels(d),
-                               atol=1e-4)
+                               atol=5e-4)
 
 
 def test_failed_precheck_ends_inconclusive_without_training(claims, tmp_path, monkeypatch):
