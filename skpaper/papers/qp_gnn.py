@@ -2,6 +2,12 @@
 
 The timing and warm-start comparison with OSQP is not a claim of the paper; it lives in
 ``benchmarks/bench_qp.py``.
+
+Seeds are trained one model at a time, not with :func:`~skpaper.nn.train_seeds`: the
+GNN's messages are ``torch.sparse.mm`` products, which have no ``vmap`` batching rule in
+torch (``vmap`` falls back to a per-seed loop and warns, so nothing is gained), and the
+official schedule (halve the learning rate and restore the best weights on a plateau) is
+a per-model callback that ``train_seeds`` does not run.
 """
 
 import numpy as np
