@@ -641,9 +641,10 @@ def _grouped_model(modules):
         raise _NotBatchable("the module shares parameters between layers")
     shell = copy.deepcopy(first)
 
-    def stack(name, tensor):
-        return torch.stack([m.get_parameter(name) if isinstance(tensor, nn.Parameter)
-                            else m.get_buffer(name) for m in modules]).detach()
+    tensors = [{**dict(m.named_parameters()), **dict(m.named_buffers())} for m in modules]
+
+    def stack(name):
+        return torch.stack([named[name] for named in tensors]).detach()
 
     def visit(prefix, sub):
         own = [*sub.named_parameters(recurse=False), *sub.named_buffers(recurse=False)]
@@ -656,7 +657,7 @@ def _grouped_model(modules):
         for name, tensor in [*sub.named_parameters(), *sub.named_buffers()]:
             owner_path, _, attr = name.rpartition(".")
             owner = sub.get_submodule(owner_path)
-            stacked = stack(prefix + name, tensor)
+            stacked = stack(prefix + name)
             if name in _TRANSPOSED.get(converter, ()):
                 stacked = stacked.transpose(1, 2).contiguous()
                 transposed.add(prefix + name)
