@@ -217,6 +217,21 @@ def _wrap_public_methods(cls):
     return cls
 
 
+_OLD_DEVICE_DOC = ('device : str, default="auto"\n'
+                   '    ``"auto"`` uses CUDA when available, else the CPU.')
+_DEVICE_DOC = ('device : str or torch.device, default="auto"\n'
+               '    A device name (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``) or a\n'
+               '    :class:`torch.device`; ``"auto"`` uses CUDA when available, else MPS\n'
+               '    where :func:`torch.backends.mps.is_available`, else the CPU. A device\n'
+               '    the machine lacks is refused when ``fit`` starts.')
+
+
+def _torch_docs(**defaults):
+    """:func:`torch_parameter_docs` with the ``device`` piece this module's checks describe."""
+    pieces = torch_parameter_docs(**defaults)
+    return {name: piece.replace(_OLD_DEVICE_DOC, _DEVICE_DOC) for name, piece in pieces.items()}
+
+
 def _mps_available():
     mps = getattr(torch.backends, "mps", None)
     return bool(mps is not None and mps.is_available())
@@ -556,7 +571,7 @@ class BaseTorchState(BaseEstimator):
         return tags
 
 
-@Substitution(**torch_parameter_docs())
+@Substitution(**_torch_docs())
 class BaseTorchEstimator(BaseTorchState):
     """Base class for skpaper's torch estimators.
 

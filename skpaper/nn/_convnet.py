@@ -5,8 +5,8 @@ from numbers import Integral
 
 from torch import nn
 
-from ..utils._docstring import Substitution, torch_parameter_docs
-from ._base import TorchClassifierMixin
+from ..utils._docstring import Substitution
+from ._base import TorchClassifierMixin, _torch_docs
 from ._laurel import _LAUREL_DOCS, LaurelSequential, with_laurel
 from ._laurel_estimators import _ESTIMATOR_DOCS, _BaseLaurelEstimator
 
@@ -97,7 +97,7 @@ def make_laurel_convnet(image_shape, n_classes, width=16, n_blocks=4, variant="r
     )
 
 
-@Substitution(**{name: piece for name, piece in torch_parameter_docs(
+@Substitution(**{name: piece for name, piece in _torch_docs(
     max_epochs=30, batch_size=64, lr=3e-3, inference_dtype="float64").items() if name != "lr"},
     **_ESTIMATOR_DOCS)
 class LaurelConvNetClassifier(TorchClassifierMixin, _BaseLaurelEstimator):

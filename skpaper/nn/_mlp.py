@@ -5,9 +5,9 @@ from numbers import Integral, Real
 import numpy as np
 from torch import nn
 
-from ..utils._docstring import Substitution, torch_parameter_docs
+from ..utils._docstring import Substitution
 from ..utils._sklearn import Interval, StrOptions, _fit_context
-from ._base import BaseTorchEstimator, TorchClassifierMixin, TorchRegressorMixin
+from ._base import BaseTorchEstimator, TorchClassifierMixin, TorchRegressorMixin, _torch_docs
 from ._callbacks import EarlyStopping
 
 __all__ = ["MLPClassifier", "MLPRegressor", "make_mlp"]
@@ -60,7 +60,10 @@ def _make_mlp(n_inputs, hidden_layer_sizes, n_outputs, activation, norm=None):
 
 #: Docstring pieces of the MLP estimators.
 _MLP_DOCS = {
-    **torch_parameter_docs(max_epochs=200, batch_size=200, inference_dtype="float64"),
+    **{name: piece.replace("Learning rate of the Adam optimizer.",
+                           "Learning rate of the optimizer (Adam by default).")
+       for name, piece in _torch_docs(max_epochs=200, batch_size=200,
+                                      inference_dtype="float64").items()},
     "mlp_parameters": """
         hidden_layer_sizes : array-like of int, default=(100,)
             Width of each hidden layer.

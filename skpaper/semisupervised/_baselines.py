@@ -63,7 +63,8 @@ class LabeledOnlyEstimator(_BaseShiftEstimator):
     ``psi = X~(Y - g(X~'theta))`` and ``J = E_L[g'(X~'theta) X~ X~']``.
     With ``sample_weight`` every mean is weighted (the weighted estimating
     equation ``sum_L s X~ (Y - g(X~'theta)) = 0``), so integer weights give
-    exactly the estimate and interval of the repeated rows.
+    exactly the estimate and interval of the repeated rows; the weights of
+    unlabeled rows do not enter, as those rows do not.
 
     References
     ----------
