@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
-from sklearn.utils._param_validation import InvalidParameterError
 
 from skpaper.nn import MLPClassifier, MLPRegressor, resolve_device, resolve_optimizer
+from skpaper.utils._sklearn import InvalidParameterError
 
 # One batch holds every row (batch_size >= n), no stopping rule: training is deterministic
 # given the data's loss, so weighted and repeated data must end at the same weights.
