@@ -278,6 +278,9 @@ class MLPClassifier(TorchClassifierMixin, _BaseMLP):
         state, and the batch generator, so ``k`` calls on the same data train
         as ``fit`` with ``max_epochs=k`` and no stopping rule. ``max_epochs``,
         ``tol`` and ``n_iter_no_change`` do not apply.
+        The fitted callbacks are kept too, and each call is one training run
+        for them (``on_train_begin(partial=True)`` ... ``on_train_end``): a
+        scheduler that counts epochs from its start restarts at each call.
 
         Parameters
         ----------
@@ -360,6 +363,9 @@ class MLPRegressor(TorchRegressorMixin, _BaseMLP):
         optimizer and its state, and the batch generator, so ``k`` calls on
         the same data train as ``fit`` with ``max_epochs=k`` and no stopping
         rule. ``max_epochs``, ``tol`` and ``n_iter_no_change`` do not apply.
+        The fitted callbacks are kept too, and each call is one training run
+        for them (``on_train_begin(partial=True)`` ... ``on_train_end``): a
+        scheduler that counts epochs from its start restarts at each call.
 
         Parameters
         ----------

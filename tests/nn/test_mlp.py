@@ -43,8 +43,11 @@ def _differ(a, b, atol=1e-3):
 
 
 @pytest.mark.parametrize("Est", [MLPClassifier, MLPRegressor])
-def test_integer_weights_equal_repeated_rows_full_batch(data, Est):
+@pytest.mark.parametrize("weights", ["twos", "random"])
+def test_integer_weights_equal_repeated_rows_full_batch(data, Est, weights):
     X, y, w = data
+    if weights == "twos":  # weight 2 on every other row, against those rows duplicated
+        w = np.where(np.arange(len(y)) % 2 == 0, 2, 1)
     target = y if Est is MLPClassifier else X @ [1.0, -1.0, 0.5]
     weighted = Est(**FULL_BATCH).fit(X, target, sample_weight=w)
     repeated = Est(**FULL_BATCH).fit(np.repeat(X, w, axis=0), np.repeat(target, w))
