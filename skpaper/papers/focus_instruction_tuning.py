@@ -65,13 +65,27 @@ _UNSEEN_EOI = EffectOfInterest(
 #: iid, low and flipped splits counted as invariant (the paper: "nearly identical").
 _SPREAD_MAX = 0.02
 
+#: Looks of the quick tabular claims, from the power figures of the calibration setting
+#: (``_calibration()``: seed stream key 99, 2000 training rows, 800 test rows, 40 boosting
+#: iterations). There, one look needs 6 seeds for unseen-feature-generalisation (steering
+#: 0.080, SD 0.062), 2 for robustness (-0.041, SD 0.006) and 2-3 for every control;
+#: steerability's minimum focus accuracy was 0.857 (SD 0.041), so close to its 0.85
+#: margin that it would need 188: no affordable number of seeds has power at that effect,
+#: so its looks are capped by the budget. Looks 4, 8, 16: the second past 6, the last the
+#: budget's cap.
+_QUICK_LOOKS = (4, 8, 16)
+_LOOKS_NOTE = (" Looks from the power figures of a calibration setting (seed key 99, 2000 "
+               "training rows, 40 boosting iterations; see _calibration).")
+
 _SCALES = {
     # tab_*: paired seeds, training/test rows and boosting iterations of the tabular models;
     # text_*: paired seeds, training texts, test texts per split, LM (layers, width, epochs)
     # and learning rate. "full" uses a GPU when present.
     "smoke": dict(tab_looks=(2,), tab_train=600, tab_test=300, tab_iter=20, text_seeds=2,
                   text_train=240, text_test=30, text_lm=(1, 32, 2), text_lr=5e-3),
-    "quick": dict(tab_looks=(4, 8, 16), tab_train=3000, tab_test=1000, tab_iter=60, text_seeds=3,
+    # Not a scale: the tabular setting of ``_calibration`` (seed stream key 99, other sizes).
+    "calibration": dict(tab_looks=(), tab_train=2000, tab_test=800, tab_iter=40),
+    "quick": dict(tab_looks=_QUICK_LOOKS, tab_train=3000, tab_test=1000, tab_iter=60, text_seeds=3,
                   text_train=1200, text_test=120, text_lm=(2, 48, 8), text_lr=3e-3),
     "full": dict(tab_looks=(8, 16, 32), tab_train=12000, tab_test=3000, tab_iter=200, text_seeds=5,
                  text_train=6000, text_test=900, text_lm=(2, 64, 20), text_lr=3e-3),
@@ -309,7 +323,8 @@ def _claim_steerability(scale, seed, out_dir):
                "features, and histogram gradient boosting learns the focus labels. The core "
                "is strong, so the task types stay high on the flipped split even though plain "
                "FIT keeps some reliance on the genre (see robustness). The paper's "
-               "SFT(y_focus) baseline (instruction hidden) is shown beside it."),
+               "SFT(y_focus) baseline (instruction hidden) is shown beside it."
+               + _LOOKS_NOTE),
     )
 
 
@@ -363,7 +378,8 @@ def _claim_robustness(scale, seed, out_dir):
                "the Bayes-optimal answer to those instructions uses the genre. The paper's "
                "gain rests on an instruction-tuned LLM's understanding of 'ignore the genre', "
                "which a model trained from scratch does not have: this analogue cannot "
-               "express the mechanism, and a contradiction here is about the analogue."),
+               "express the mechanism, and a contradiction here is about the analogue."
+               + _LOOKS_NOTE),
     )
 
 
@@ -452,7 +468,8 @@ def _claim_unseen(scale, seed, out_dir):
                "by construction). Their correlation with y is flipped (rho=0.9 towards "
                "(y_S + 1) mod 3), so answering y_S and answering y disagree. The estimator's "
                "docstring expects focus(S) to fall to chance there (the limitation the paper "
-               "reports for unseen genres); where it is contradicted, that is the limitation."),
+               "reports for unseen genres); where it is contradicted, that is the limitation."
+               + _LOOKS_NOTE),
     )
 
 
@@ -507,3 +524,38 @@ def _claim_text(scale, seed, out_dir):
                "instruction alike, leaning on the genre. The full scale trains 6000 texts for "
                "20 epochs at width 64 over five seeds."),
     )
+
+
+def _calibration(seed=0, n_seeds=4):
+    """Power figures of the three asserting tabular claims on the calibration setting.
+
+    ``_SCALES["calibration"]`` trains on fewer rows with fewer boosting iterations than any
+    scale, on seeds from stream key 99 (the claims use key 1). Returns, per claim, the
+    per-seed figures of the check and of its control and the seeds a one-look t test
+    needs: for the check, to tell its calibration mean from the margin; for the control,
+    to tell its calibration mean from the effect of interest.
+    """
+    from ._stats import seeds_needed
+
+    runs = [_tabular("calibration", s) for s in claim_seeds(seed, n_seeds, 99)]
+    figures = {
+        "steerability": ([_min_focus(r["fit"]) for r in runs],
+                         [_min_focus(r["fit_shuffled_instruction"]) for r in runs],
+                         _PAPER_FOCUS_MIN, _STEER_EOI.value),
+        "robustness": ([r["fit"]["flipped"]["focus_C_ignore_S"] - r["vanilla"]["flipped"]["empty"]
+                        for r in runs],
+                       [r["fit"]["flipped"]["empty"] - r["vanilla"]["flipped"]["empty"]
+                        for r in runs], 0.0, _ROBUST_EOI.value),
+        "unseen-feature-generalisation": ([_steering(r["fit"]) for r in runs],
+                                          [_steering(r["fit_shuffled_instruction"])
+                                           for r in runs], 0.0, _UNSEEN_EOI.value),
+    }
+    out = {}
+    for name, (method, control, margin, eoi) in figures.items():
+        method, control = np.asarray(method), np.asarray(control)
+        out[name] = {"method": method.round(4).tolist(), "control": control.round(4).tolist(),
+                     "seeds_needed_check": seeds_needed(method.std(ddof=1),
+                                                        method.mean() - margin),
+                     "seeds_needed_control": seeds_needed(control.std(ddof=1),
+                                                          eoi - control.mean())}
+    return out
