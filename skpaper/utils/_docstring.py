@@ -155,7 +155,11 @@ TORCH_PARAMETERS = {
     "max_epochs": ("int", "Number of passes over the training data."),
     "batch_size": ("int", "Mini-batch size (clipped to the number of samples)."),
     "lr": ("float", "Learning rate of the Adam optimizer."),
-    "device": ("str", '``"auto"`` uses CUDA when available, else the CPU.'),
+    "device": ("str or torch.device",
+               'A device name (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``) or a\n'
+               ':class:`torch.device`; ``"auto"`` uses CUDA when available, else MPS\n'
+               'where :func:`torch.backends.mps.is_available`, else the CPU. A device\n'
+               'the machine lacks is refused when ``fit`` starts.'),
     "random_state": ("int, RandomState instance or None",
                      "Seeds weight initialisation and batch shuffling."),
     "verbose": ("int", "Show a tqdm progress bar over epochs, with the last losses, when > 0."),
