@@ -1,12 +1,25 @@
 """Train several seeds of one small torch module as one batched model.
 
 A claim that compares arms over paired seeds trains the same tiny network many
-times. :func:`train_seeds` stacks the K seeds' parameters
-(:func:`torch.func.stack_module_state`) and runs one forward and backward over
-all of them with :func:`torch.func.vmap` and :func:`torch.func.functional_call`,
-so K small matrix products become one batched product. Each seed keeps what a
-separate fit would have: its own initialisation, data order, dropout masks,
-optimizer state and gradient-norm clipping.
+times. :func:`train_seeds` trains the K seeds as one model, so K small matrix
+products become one batched product and one optimizer step serves all seeds:
+
+- ``"grouped"``: every layer holds the K seeds' tensors stacked on a leading
+  axis, and the K seeds' rows are folded into the batch axis (seed-major). Linear,
+  LayerNorm, GroupNorm, Conv1d/2d/3d, Embedding and
+  :class:`~skpaper.nn.LaurelResidual` compute all seeds at once with batched
+  products (:func:`torch.bmm`, one grouped convolution); any other layer with
+  tensors of its own runs its own forward under :func:`torch.func.vmap`; layers
+  without tensors (activations, pooling, ``Flatten``, dropout) run unchanged on
+  the folded batch. Before training, the grouped forward is compared with K
+  per-seed forwards on perturbed weights; a module that mixes rows, reads tensor
+  values into Python or draws random numbers in ``forward`` is refused.
+- ``"vmap"``: the seeds' parameters stacked
+  (:func:`torch.func.stack_module_state`) and one forward and backward over all of
+  them with :func:`torch.func.vmap` and :func:`torch.func.functional_call`.
+
+Each seed keeps what a separate fit would have: its own initialisation, data
+order, dropout masks, optimizer state and gradient-norm clipping.
 
 Each seed's random streams follow :class:`~skpaper.nn.BaseTorchEstimator`: from
 ``check_random_state(seed)`` the first draw seeds the weights, the second the
@@ -887,13 +900,19 @@ def train_seeds(module_factory, X, y, loss_fn, seeds, *, epochs=10, batch_size=6
     per_seed : bool, default=False
         Whether every seed has data of its own (its own split or bootstrap sample):
         ``X[k]`` and ``y[k]`` are seed ``k``'s rows, the same number for every seed.
-    strategy : {"auto", "vmap", "loop"}, default="auto"
-        ``"vmap"`` batches the seeds and raises when the module or loss cannot run
-        under ``vmap``; ``"loop"`` trains them in turn; ``"auto"`` batches when it
-        can and there is more than one seed, and otherwise loops: modules with
-        batch-norm running statistics, random operations other than elementwise
-        dropout (``Dropout2d``, noise drawn in ``forward``) and data-dependent
-        control flow loop.
+    strategy : {"auto", "grouped", "vmap", "loop"}, default="auto"
+        ``"grouped"`` folds the seeds into grouped layers (see the module notes) and
+        raises when the module cannot be folded: a layer that mixes rows of the
+        batch or multiplies by an input shared by all rows (a graph's adjacency),
+        data-dependent control flow, random draws in ``forward`` other than
+        dropout, an output without one row per input row (a ``forward`` that
+        returns the loss). ``"vmap"`` batches the seeds under ``vmap`` and raises
+        when the module or loss cannot run there; ``"loop"`` trains them in turn.
+        ``"auto"`` tries ``"grouped"``, then ``"vmap"``, then loops, when there is
+        more than one seed, and otherwise loops: modules with batch-norm running
+        statistics, random operations other than elementwise dropout
+        (``Dropout2d``, noise drawn in ``forward``) and data-dependent control
+        flow loop.
     device : str, default="cpu"
         Torch device, or ``"auto"`` for CUDA when available.
     return_losses : bool, default=False
@@ -914,17 +933,21 @@ def train_seeds(module_factory, X, y, loss_fn, seeds, *, epochs=10, batch_size=6
     Notes
     -----
     Dropout (``torch.nn.Dropout`` and ``torch.nn.functional.dropout``) is applied
-    with masks drawn outside ``vmap``, each seed's from a generator seeded by that
-    seed alone, in the order of the dropout calls; so a seed's networks do not
-    depend on which other seeds it is trained with. On the CPU these masks equal,
-    bit for bit, those torch's dropout draws in a separate fit whose global
-    generator is seeded with the seed's dropout stream (what the torch estimators
-    do), and the two strategies agree; on CUDA torch's fused dropout kernel draws
-    other masks, so there the strategies agree in distribution only.
+    with masks drawn outside the batched computation, each seed's from a generator
+    seeded by that seed alone, in the order of the dropout calls; so a seed's
+    networks do not depend on which other seeds it is trained with. On the CPU
+    these masks equal, bit for bit, those torch's dropout draws in a separate fit
+    whose global generator is seeded with the seed's dropout stream (what the torch
+    estimators do), and the strategies agree; on CUDA torch's fused dropout kernel
+    draws other masks, so there the strategies agree in distribution only.
 
+    With ``"grouped"`` the loss is computed per seed on that seed's rows of the
+    output (``torch.nn.functional.cross_entropy`` and ``mse_loss`` at their
+    defaults in one call over all rows, then each seed's mean), so any loss works.
     A loss that needs more than the module's output (a penalty on the weights,
     several heads) is computed inside the module: let its ``forward`` return the
-    loss, pass ``y=None`` and ``loss_fn=lambda loss: loss``. Early stopping,
+    loss, pass ``y=None`` and ``loss_fn=lambda loss: loss``; ``"grouped"`` cannot
+    split such a scalar by seed, so ``"auto"`` then batches with ``vmap``. Early stopping,
     learning-rate schedules and validation splits are not supported; every seed
     runs ``epochs`` full epochs.
 
