@@ -47,8 +47,8 @@ _CONFIG = {
     "smoke": dict(encoder="mlp", width=48, steps=200, warmup=60, reset=50, tto_iter=25,
                   n_eval=60, inpaint_tokens=(4,), realism_tokens=(2, 8), swap_tokens=4,
                   clip_steps=80, n_random=3, looks=(2,), copy_encoder="mlp"),
-    "quick": dict(encoder="mlp", width=128, steps=800, warmup=200, reset=200, tto_iter=200,
-                  n_eval=100, inpaint_tokens=(4, 16), realism_tokens=(2, 4, 16),
+    "quick": dict(encoder="mlp", width=128, steps=800, warmup=200, reset=200, tto_iter=150,
+                  n_eval=80, inpaint_tokens=(4, 16), realism_tokens=(2, 16),
                   swap_tokens=4, clip_steps=500, n_random=10, looks=(3, 6),
                   copy_encoder="vit"),
     "full": dict(encoder="vit", width=128, steps=3000, warmup=400, reset=250, tto_iter=600,
@@ -73,7 +73,9 @@ _COPY_EOI = EffectOfInterest(
 
 #: The calibration setting of the quick looks (see :func:`calibrate_looks`): other seeds
 #: (stream key 43, 1), other token counts (8 for inpainting and token copy, 2 vs 8 for
-#: realism), 60 images, 150 TTO steps, 600 tokenizer steps, 5 random positions.
+#: realism), 60 images, 600 tokenizer steps, 5 random positions. The quick looks (3, 6)
+#: predate it: its first run (3 seeds, ViT token copy first) did not finish, so they are
+#: not yet checked against its seeds_needed.
 _CALIBRATION = dict(_CONFIG["quick"], steps=600, warmup=150, reset=150, tto_iter=150, n_eval=60,
                     inpaint_tokens=(8,), realism_tokens=(2, 8), swap_tokens=8, clip_steps=400,
                     n_random=5)
