@@ -844,13 +844,15 @@ def train_seeds(module_factory, X, y, loss_fn, seeds, *, epochs=10, batch_size=6
     For every seed the network is built by ``module_factory()`` under that seed,
     then trained by mini-batch gradient descent on its own shuffling of the rows,
     with its own dropout masks, its own optimizer state and its own gradient-norm
-    clipping. With ``strategy="vmap"`` the K parameter sets are stacked and one
-    :func:`torch.func.vmap`-ed forward and backward serves all seeds per step
-    (for the small networks of the paper claims, on one CPU thread, 1.1 to 2.4
-    times the seeds per second of K fits in turn at K=8, and up to 4 times at K=16;
-    the less arithmetic per step, the larger the gain); with ``strategy="loop"``
-    the seeds are trained one after another. Both give the same networks up to
-    float rounding.
+    clipping. With ``strategy="grouped"`` the K seeds' weights are stacked in
+    grouped layers and one batched forward and backward serves all seeds per step;
+    with ``strategy="vmap"`` the same is done by :func:`torch.func.vmap`; with
+    ``strategy="loop"`` the seeds are trained one after another. All give the same
+    networks up to float rounding. For the small networks of the paper claims, on
+    one CPU thread of a loaded two-core machine, ``"grouped"`` ran 1.2 to 3 times
+    the seeds per second of K fits in turn at K=8 (``"vmap"`` 0.8 to 2.6 times),
+    and up to 4.5 times at K=16: the less arithmetic per step, the larger the gain
+    (``benchmarks/bench_reproduce.py``).
 
     Parameters
     ----------
