@@ -717,10 +717,14 @@ def _check_grouped(shell, transposed, base, batch, calls, device):
                                 for k in range(n_seeds)], device)
     devices = _fork_devices(device)
     with torch.no_grad(), torch.random.fork_rng(devices=devices):
-        before = torch.random.get_rng_state()
+        def rng_states():
+            return [torch.random.get_rng_state()] + [torch.cuda.get_rng_state(d)
+                                                     for d in devices]
+
+        before = rng_states()
         with _DropoutMode([_fold(m) for m in masks], strict=True):
             out = torch.func.functional_call(shell, state, tuple(_fold(t) for t in batch))
-        if not torch.equal(before, torch.random.get_rng_state()):
+        if not all(torch.equal(a, b) for a, b in zip(before, rng_states())):
             raise _NotBatchable("the forward draws random numbers other than dropout")
         refs = []
         for k in range(n_seeds):
