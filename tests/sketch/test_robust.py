@@ -101,9 +101,9 @@ def test_robust_tracking_charges_and_deactivates():
 
 
 def test_robust_deactivated_count_grows_as_queries_times_k_over_budget():
-    # Random half-queries of one ground set: each answer charges about k units
-    # (k/2 keys, two each) and a key holds at most B, so about Q * k / B keys are
-    # deactivated. It stays within 4k for Q <= 2B and grows linearly beyond.
+    # Random half-queries of one ground set: each answer charges about 7k/4 units
+    # (the 7k/8 keys below the searched threshold, two each) and a key holds at
+    # most B, so about Q * 7k / (4B) keys are deactivated, growing linearly.
     from skpaper.datasets import make_subset_queries
 
     k, budget, n = 32, 64, 2_000
@@ -118,7 +118,7 @@ def test_robust_deactivated_count_grows_as_queries_times_k_over_budget():
         counts[stop], start = est.n_deactivated_, stop
     assert counts[128] <= 4 * k
     for q in (512, 1_024):
-        assert 0.8 * q * k / budget <= counts[q] <= 1.4 * q * k / budget
+        assert 0.8 * q * 1.75 * k / budget <= counts[q] <= 1.4 * q * 1.75 * k / budget
     # Twice the budget halves the deactivated set; a fresh fit empties it.
     wide = RobustCardinalitySketch(k=k, epsilon=0.4, budget=2 * budget, max_deactivated=None,
                                    random_state=0).fit()
@@ -363,7 +363,8 @@ def test_robust_tracking_stays_a_sketch_and_unbiased_on_repeated_keys():
         est = RobustCardinalitySketch(k=64, epsilon=0.8, random_state=seed).fit()
         means.append(np.mean(est.predict([keys[m] for m in masks]) / masks.sum(1)))
         assert est.n_overexposed_ > 0
-        assert 0 < est.n_deactivated_ <= 4 * 64
+        # Deactivated keys, or a rehash once 4k of them were.
+        assert est.n_deactivated_ <= 4 * 64 and (est.n_deactivated_ or est.n_rehashes_)
         assert est.n_charged_ <= 3000 and est.memory_bytes_ < 120 * 3000
     assert abs(np.mean(means) - 1) < 0.08
 
