@@ -62,7 +62,7 @@ def make_subset_queries(n_keys, n_queries, *, inclusion=0.5, random_state=None):
 
 def make_participation_queries(
     n_keys, n_queries, *, query_size=1000, pattern="uniform", pareto_shape=1.5,
-    random_state=None,
+    max_participation=None, random_state=None,
 ):
     """Draw queries of fixed size whose per-key participation is uniform or heavy-tailed.
 
@@ -84,6 +84,11 @@ def make_participation_queries(
     pattern : {"uniform", "pareto"}, default="uniform"
     pareto_shape : float, default=1.5
         Tail index of the Pareto weights (smaller is heavier).
+    max_participation : int or None, default=None
+        Largest number of queries one key may take part in (``r``): a key
+        that has reached it is left out of later queries. ``None``: no cap
+        (under ``"pareto"`` the heaviest keys then sit in nearly every query,
+        ``r`` close to ``n_queries``).
     random_state : int, RandomState instance, Generator or None, default=None
         Seed of the random draws; an int makes the output reproducible.
 
@@ -100,6 +105,10 @@ def make_participation_queries(
     >>> queries, part = make_participation_queries(500, 20, query_size=50, random_state=0)
     >>> len(queries), int(part.sum())
     (20, 1000)
+    >>> _, part = make_participation_queries(500, 200, query_size=50, pattern="pareto",
+    ...                                      max_participation=40, random_state=0)
+    >>> int(part.max())
+    40
     """
     n_keys = _check_positive_int(n_keys, "n_keys")
     n_queries = _check_positive_int(n_queries, "n_queries", minimum=0)
@@ -110,6 +119,8 @@ def make_participation_queries(
         raise ValueError(f"pattern must be 'uniform' or 'pareto', got {pattern!r}.")
     if not isinstance(pareto_shape, numbers.Real) or not pareto_shape > 0:
         raise ValueError(f"pareto_shape must be a positive float, got {pareto_shape!r}.")
+    if max_participation is not None:
+        max_participation = _check_positive_int(max_participation, "max_participation")
     rng = _as_generator(random_state)
     if pattern == "pareto":
         # Gumbel-top-k on log-weights samples without replacement proportionally to weight.
@@ -117,10 +128,22 @@ def make_participation_queries(
     queries = []
     participation = np.zeros(n_keys, dtype=np.int64)
     for _ in range(n_queries):
-        if pattern == "uniform":
-            q = rng.choice(n_keys, size=query_size, replace=False)
+        if max_participation is not None:
+            free = np.flatnonzero(participation < max_participation)
+            if free.size < query_size:
+                raise ValueError(
+                    f"max_participation={max_participation} leaves {free.size} keys for a "
+                    f"query of query_size={query_size}; raise it or lower n_queries.")
         else:
-            q = np.argpartition(-(log_w + rng.gumbel(size=n_keys)), query_size - 1)[:query_size]
+            free = None
+        if pattern == "uniform":
+            q = rng.choice(n_keys, size=query_size, replace=False) if free is None else \
+                rng.choice(free, size=query_size, replace=False)
+        else:
+            scores = log_w + rng.gumbel(size=n_keys)
+            if free is not None:
+                scores[participation >= max_participation] = -np.inf
+            q = np.argpartition(-scores, query_size - 1)[:query_size]
         q = np.sort(q).astype(np.int64)
         participation[q] += 1
         queries.append(q)

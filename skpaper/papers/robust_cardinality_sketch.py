@@ -1,21 +1,22 @@
 """Claims of Cohen, Singhal & Stemmer (ICML 2025): robust cardinality sketches.
 
-The asserting claims are decided on paired seeds (one secret hash and attack
-per seed, shared by the modes) with :func:`~skpaper.papers.decide_claim`:
-the robust estimator's deviation is an equivalence check against the 25%
-band (reproduced when its upper bound is below 0.25, contradicted when its
-lower bound is above), with the basic robust estimator (no deactivation) as
-the control. The default ``key_epsilon`` of
-:class:`~skpaper.sketch.RobustCardinalitySketch` was set by simulation at
-``k = 256`` on 10,000 keys (1,024 random half-queries, a 2,048-query
-attack), so the quick and full settings here are held out from it: ``k =
-128`` with ``epsilon = 0.4`` (the same ``k * epsilon``) on 5,000 keys.
+The asserting claims run :func:`~skpaper.papers.run_comparison` on sequential
+paired seeds (one secret hash and attack per seed, shared by the modes): the
+tracking estimator's deviation is an equivalence check against the 25% band
+(reproduced when its upper bound is below 0.25, contradicted when its lower
+bound is above), with the basic robust estimator (no deactivation) as the
+control, on two held-out settings that must both hold. The calibration
+settings share no configuration with them: the default ``key_epsilon`` was
+checked at ``k = 128`` on 5,000 keys, and the search target and these looks
+at ``k = 96`` on 3,000 keys (see ``_LOOKS``). The claims use ``k = 160`` on
+4,000 keys and ``k = 256`` on 8,000 keys, ``epsilon = 51.2 / k`` (the
+library default's ``k * epsilon``), attacks up to 8,192 queries.
 """
 
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._comparison import EffectOfInterest, decide_claim
+from ._comparison import EffectOfInterest, all_of, run_comparison
 from ._plotting import new_figure, save_figure
 from ._registry import ClaimResult, register_claim, register_paper
 from ._stats import claim_seeds, mean_interval, seed_summary
@@ -38,21 +39,35 @@ _BROKEN_EOI = EffectOfInterest(
     _BROKEN_FACTOR, "ours",
     "an overestimate of A_in by 3x: an answer no longer usable; the attack's own check that "
     "it breaks the standard estimator")
-# Secret hashes (and attack draws) per pass/fail claim: each verdict is a
-# one-sided bound over them, never one attack.
-_N_SEEDS = {"smoke": 2, "quick": 5, "full": 5}
-
-# Attack settings per scale. Smoke shrinks n and k; its epsilon is doubled (not
-# quadrupled as 1/k would): with the budget ~ 1/epsilon**2, 1/k scaling would leave
-# a budget far below the smoke attack's per-key participation.
-_ATTACK = {
-    "smoke": {"n": 2000, "k": 64, "epsilon": 0.4, "n_queries": 512,
-              "grid": [64, 256]},
-    "quick": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 1024,
-              "grid": [64, 128, 256, 512, 1024, 2048]},
-    "full": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 4096,
-             "grid": [64, 128, 256, 512, 1024, 2048, 4096, 8192]},
+# Held-out settings, two sketch sizes and two ground-set sizes (none is a
+# calibration setting); epsilon keeps the library default's k * epsilon = 51.2.
+_K_EPS = 51.2
+_SETTINGS = {
+    "smoke": [{"label": "k64-n2000", "n": 2000, "k": 64}],
+    "quick": [{"label": "k160-n4000", "n": 4000, "k": 160},
+              {"label": "k256-n8000", "n": 8000, "k": 256}],
 }
+_SETTINGS["full"] = _SETTINGS["quick"]
+# Looks from a power figure on the calibration setting k = 96, 3,000 keys
+# (seeds 5000 + ..., epsilon 51.2 / 96): the tracking deviation at 4k and 8k
+# attack queries had mean 0.115 and 0.130, SD 0.092 and 0.084, so
+# seeds_needed(sd, 0.25 - mean) = 5 seeds; the basic control (mean 1.05 and
+# 6.9) needs 2. Looks 4 and 8 put the needed 5 between them.
+_LOOKS = {"smoke": (2,), "quick": (4, 8), "full": (4, 8, 16)}
+# Seeds per grid point of the survival curve (reported, not decided).
+_CURVE_SEEDS = {"smoke": 2, "quick": 3, "full": 5}
+# Attack sizes: the attack claim asks 8k queries; the curve runs k, 4k, 8k and,
+# on the smaller setting, 8,192.
+_ATTACK_FACTOR = 8
+_CURVE_GRID = {"smoke": {"k64-n2000": [64, 256]},
+               "quick": {"k160-n4000": [160, 640, 1280, 8192],
+                         "k256-n8000": [256, 1024, 2048]}}
+_CURVE_GRID["full"] = {"k160-n4000": [160, 640, 1280, 2560, 8192],
+                       "k256-n8000": [256, 1024, 2048, 4096, 8192]}
+
+
+def _cfg(setting):
+    return {**setting, "epsilon": _K_EPS / setting["k"]}
 
 
 def _attack(mode, cfg, n_queries, seed, max_deactivated="auto"):
@@ -83,12 +98,33 @@ def _robust_bound(runs):
     return mean_interval([_deviation(r) for r in runs], alternative="less", margin=_TOLERANCE)
 
 
-def _band_comparison(robust_runs, control_runs, seeds):
-    """The robust mode's deviation within the band, the basic mode as control."""
-    return decide_claim([_deviation(r) for r in robust_runs],
-                        control_method=[_deviation(r) for r in control_runs],
-                        effect_of_interest=_BAND_EOI, alternative="less", margin=_TOLERANCE,
-                        seeds=seeds, metric="max(|ratio_in - 1|, |ratio_out - 1|)")
+def _band_comparison(run, scale, seed, key, label):
+    """The tracking deviation within the band on sequential seeds, basic as control.
+
+    ``run(mode, s)`` returns one attack result (cached, so the standard
+    estimator can be read on the same seeds afterwards).
+    """
+    arms = {mode: (lambda s, m=mode: _deviation(run(m, s))) for mode in ("tracking", "basic")}
+    return run_comparison(arms, method="tracking", baseline=None, control_method="basic",
+                          seed=seed, looks=_LOOKS[scale], key=key,
+                          effect_of_interest=_BAND_EOI, alternative="less", margin=_TOLERANCE,
+                          metric=f"max(|ratio_in - 1|, |ratio_out - 1|) [{label}]")
+
+
+def _cached(make):
+    cache = {}
+
+    def run(mode, s):
+        if (mode, s) not in cache:
+            cache[(mode, s)] = make(mode, s)
+        return cache[(mode, s)]
+
+    run.cache = cache
+    return run
+
+
+def _seeds_run(run):
+    return sorted({s for (m, s) in run.cache if m == "tracking"})
 
 
 def _with_standard_broken(result, broken):
@@ -125,83 +161,73 @@ def _plot_ratio_bars(ax, runs):
 @register_claim(
     SLUG,
     "attack-breaks-standard-not-tracking",
-    "Under the single-batch correlation attack the standard bottom-k estimator "
-    "overestimates the selected set A_in by at least 3x, while the tracking robust "
-    "estimator stays within 25% on both A_in and A_out (with its defaults: a fresh secret "
-    "hash whenever 4k keys are deactivated, so the deactivated set stays below 4k).",
+    "Under the single-batch correlation attack with 8k queries the standard bottom-k "
+    "estimator overestimates the selected set A_in by at least 3x, while the tracking "
+    "robust estimator stays within 25% on both A_in and A_out (with its defaults: a fresh "
+    "secret hash whenever 4k keys are deactivated), on two held-out settings (k=160 on "
+    "4,000 keys, k=256 on 8,000 keys).",
     paper_statement="Robust estimators for the bottom-k sketch handle adaptive queries while "
                     "each key takes part in at most r = O~(k^2) of them; the tracking "
                     "estimator deactivates over-exposed keys (abstract; simulations on "
                     "attack workloads). The standard estimator breaks after a number of "
                     "queries linear in k (Ahmadian & Cohen, ICML 2024).",
-    check="over paired seeds (one secret hash and attack draw per seed, shared by the "
-          "modes): the one-sided 95% lower bound of the standard mean ratio_in above 3, and "
-          "the upper bound of the tracking mean max(|ratio_in - 1|, |ratio_out - 1|) below "
-          "0.25 (contradicted when the tracking lower bound is above 0.25 or the standard "
-          "upper bound below 3); the deactivated count, the rehashes and tracking without "
-          "rehashing are reported",
+    check="per setting, on sequential paired seeds (looks 4, 8 at quick, from a calibration "
+          "power figure; one secret hash and attack draw per seed, shared by the modes): the "
+          "upper 95% bound of the tracking mean max(|ratio_in - 1|, |ratio_out - 1|) below "
+          "0.25, and on the same seeds the lower bound of the standard mean ratio_in above 3; "
+          "both settings must hold (contradicted when a tracking lower bound is above 0.25 "
+          "or a standard upper bound below 3)",
     control="tracking ledger off (the basic robust estimator, no deactivation)",
     effect_of_interest=_BAND_EOI,
 )
 def _claim_attack(scale, seed, out_dir):
-    cfg = _ATTACK[scale]
-    seeds = claim_seeds(seed, _N_SEEDS[scale], 1)
-    runs = {mode: [_attack(mode, cfg, cfg["n_queries"], s) for s in seeds] for mode in _MODES}
-    no_rehash = [_attack("tracking", cfg, cfg["n_queries"], s, max_deactivated=None)
-                 for s in seeds]
-    fig, ax = new_figure(1, 2, figsize=(9, 3.6))
-    x = np.arange(len(_MODES))
-    _plot_ratio_bars(ax[0], runs)
-    ax[0].set_yscale("log")
-    chance = 2 * cfg["k"] / cfg["n"]
-    ax[1].bar(x, [np.mean([r.recovery for r in runs[m]]) for m in _MODES], 0.5)
-    ax[1].axhline(chance, color="k", ls="--", lw=0.8, label="chance")
-    ax[1].set_xticks(x, _MODES)
-    ax[1].set_ylabel("recovery of the 2k lowest-hash keys")
-    ax[1].legend()
-    fig.suptitle(f"n={cfg['n']}, k={cfg['k']}, {cfg['n_queries']} attack queries, "
-                 f"{len(seeds)} seeds")
+    comparisons, runs, broken, observed = {}, {}, {}, {}
+    for i, setting in enumerate(_SETTINGS[scale]):
+        cfg, label = _cfg(setting), setting["label"]
+        n_queries = _ATTACK_FACTOR * cfg["k"]
+        run = _cached(lambda mode, s, c=cfg, q=n_queries: _attack(mode, c, q, s))
+        comparisons[label] = _band_comparison(run, scale, seed, (1, i), label)
+        seeds = _seeds_run(run)
+        runs[label] = {m: [run(m, s) for s in seeds] for m in _MODES}
+        broken[label] = _broken(runs[label]["standard"])
+        observed[label] = {
+            "n_queries": n_queries, **cfg,
+            "standard_ratio_in_lower_bound": broken[label].lower,
+            "standard_broken_verdict": broken[label].verdict,
+            "chance_recovery": 2 * cfg["k"] / cfg["n"],
+            "participation_per_key": float(runs[label]["standard"][0].participation),
+            **{f"{m}_{f}": seed_summary([r[f] for r in runs[label][m]])
+               for m in _MODES for f in ("recovery", "ratio_in", "ratio_out")},
+            "tracking_deactivated": [int(r.n_deactivated) for r in runs[label]["tracking"]],
+            "tracking_rehashes": [int(r.n_rehashes) for r in runs[label]["tracking"]],
+        }
+    fig, ax = new_figure(1, len(runs), figsize=(4.6 * len(runs), 3.6), squeeze=False)
+    for a_, (label, r) in zip(ax[0], runs.items()):
+        _plot_ratio_bars(a_, r)
+        a_.set_yscale("log")
+        a_.set_title(f"{label}: {observed[label]['n_queries']} attack queries, "
+                     f"{len(r['standard'])} seeds", fontsize=9)
     artifact = save_figure(fig, out_dir, "attack_ratios")
-
-    broken = _broken(runs["standard"])
-    cmp = _band_comparison(runs["tracking"], runs["basic"], seeds)
-    observed = {
-        "standard_ratio_in_lower_bound": broken.lower,
-        "tracking_no_rehash_deviation_upper_bound": _robust_bound(no_rehash).bound,
-        "chance_recovery": chance,
-    }
-    observed.update({
-        f"{m}_{field}": seed_summary([r[field] for r in runs[m]])
-        for m in _MODES for field in ("recovery", "ratio_in", "ratio_out")
-    })
-    observed.update({
-        "tracking_deactivated": [int(r.n_deactivated) for r in runs["tracking"]],
-        "tracking_rehashes": [int(r.n_rehashes) for r in runs["tracking"]],
-        "tracking_deactivated_max": 4 * cfg["k"],
-        "tracking_no_rehash_ratio_in": seed_summary([r.ratio_in for r in no_rehash]),
-        "tracking_no_rehash_ratio_out": seed_summary([r.ratio_out for r in no_rehash]),
-        "tracking_no_rehash_deactivated": [int(r.n_deactivated) for r in no_rehash],
-        "participation_per_key": float(runs["standard"][0].participation),
-        **{k: v for k, v in cfg.items() if k != "grid"},
-    })
-    result = cmp.claim_result(
-        observed=observed,
-        artifacts=[artifact],
+    result = all_of(
+        comparisons, observed={"settings": observed}, artifacts=[artifact],
         notes=(
-            "The check's figures are the tracking deviations (method) and the basic ones "
-            "(control) per seed; standard_broken_check is the other half. Robust mechanism "
-            "constants are reconstructed (threshold grid, AboveThreshold "
-            "with monotone-query noise); the deactivation budget comes from the per-key "
-            "zCDP accounting with the library's default key_epsilon (ours, set by "
-            "simulation at k = 256, a setting this claim does not use). Deactivation is "
-            "monotone in the hash (ours), so deactivated keys "
-            "are counted exactly without biasing the active ones. The rehash at 4k "
-            "deactivated keys is ours: without it the set grows as Q k / B (reported as "
-            "tracking_no_rehash_deactivated). Smoke uses a small k, where the robust "
-            "modes are noisy."
+            "Two held-out settings must both hold (all_of): the tracking deviation within "
+            "the band, on sequential seeds (looks from a calibration power figure), with the "
+            "basic estimator as control; the standard estimator must be broken on the same "
+            "seeds (standard_broken_check: the lower bound of its mean ratio_in above 3). "
+            "Robust mechanism constants are reconstructed (threshold grid, AboveThreshold "
+            "with monotone-query noise, a search target of 7k/8); the deactivation budget "
+            "comes from the per-key zCDP accounting with the library's default key_epsilon "
+            "(checked at k = 128 on 5,000 keys, a setting no claim uses). Deactivation is "
+            "monotone in the hash (ours), and a fresh hash is drawn at 4k deactivated keys "
+            "(ours)."
         ),
     )
-    return _with_standard_broken(result, broken)
+    verdicts = [b.verdict for b in broken.values()]
+    overall = Bunch(verdict=("contradicted" if "contradicted" in verdicts else
+                             "pass" if all(v == "pass" for v in verdicts) else "undecided"),
+                    to_dict=lambda: {label: b.to_dict() for label, b in broken.items()})
+    return _with_standard_broken(result, overall)
 
 
 @register_claim(
@@ -295,33 +321,22 @@ def _claim_rse(scale, seed, out_dir):
     SLUG,
     "error-vs-adaptive-queries",
     "Under 4k attack queries (four times the k queries after which the standard estimator "
-    "breaks) the tracking estimator stays within 25% on A_in and A_out; the survival of "
-    "each mode along the attack sizes is shown.",
+    "breaks) the tracking estimator stays within 25% on A_in and A_out, on two held-out "
+    "settings; the survival of each mode along attack sizes up to 8,192 is shown.",
     paper_statement="The robust estimators survive far more adaptive queries than the "
                     "standard one, tracking the most (simulations; 'up to 100x').",
-    check="at the grid size 4k, over paired seeds: the one-sided 95% upper bound of the "
-          "tracking mean max(|ratio_in - 1|, |ratio_out - 1|) below 0.25 (contradicted when "
-          "its lower bound is above 0.25); survival (the largest size up to which every "
-          "grid size passes) of each mode is reported",
+    check="per setting at 4k attack queries, on sequential paired seeds (looks 4, 8 at "
+          "quick): the upper 95% bound of the tracking mean max(|ratio_in - 1|, "
+          "|ratio_out - 1|) below 0.25, both settings (contradicted when a lower bound is "
+          "above 0.25); survival (the largest size up to which every grid size passes) of "
+          "each mode is reported",
     control="tracking ledger off (basic robust estimator in place of tracking)",
     effect_of_interest=_BAND_EOI,
 )
 def _claim_curve(scale, seed, out_dir):
-    cfg = _ATTACK[scale]
-    grid = cfg["grid"]
-    # One list of seeds per grid size, shared by the modes (paired arms).
-    seeds = {r: claim_seeds(seed, _N_SEEDS[scale], 3, r) for r in grid}
-    runs = {m: [[_attack(m, cfg, r, s) for s in seeds[r]] for r in grid] for m in _MODES}
-    # The per-size figures the plots and tables show: means over the seeds.
-    curves = {m: [Bunch(**{f: float(np.mean([res[f] for res in at]))
-                           for f in ("ratio_in", "ratio_out", "recovery", "n_deactivated",
-                                     "n_rehashes")})
-                  for at in runs[m]] for m in _MODES}
-    bounds = {m: [_robust_bound(at) for at in runs[m]] for m in _MODES}
-    bounds_in = {m: [mean_interval([abs(res.ratio_in - 1) for res in at], alternative="less",
-                                   margin=_TOLERANCE) for at in runs[m]] for m in _MODES}
+    comparisons, observed, curves_by = {}, {}, {}
 
-    def survived(mode_bounds):
+    def survived(grid, mode_bounds):
         last = 0
         for r, bound in zip(grid, mode_bounds):
             if not bound.passed:
@@ -329,79 +344,93 @@ def _claim_curve(scale, seed, out_dir):
             last = r
         return last
 
-    fig, ax = new_figure(1, 3, figsize=(13, 3.8))
-    for m in _MODES:
-        ax[0].plot(grid, [abs(np.log(r.ratio_in)) for r in curves[m]], "o-", label=m)
-        ax[1].plot(grid, [abs(np.log(r.ratio_out)) for r in curves[m]], "o-", label=m)
-        ax[2].plot(grid, [r.recovery for r in curves[m]], "o-", label=m)
-    for a, title in zip(ax, ("|log(est/true)| on A_in", "|log(est/true)| on A_out",
-                             "recovery of 2k lowest keys")):
-        a.set_xscale("log", base=2)
-        a.set_xlabel("attack queries")
-        a.set_title(title)
-    ax[0].axhline(np.log(1 + _TOLERANCE), color="k", ls="--", lw=0.8)
-    ax[1].axhline(np.log(1 + _TOLERANCE), color="k", ls="--", lw=0.8)
-    ax[2].axhline(2 * cfg["k"] / cfg["n"], color="k", ls="--", lw=0.8, label="chance")
-    ax[0].legend()
-    artifact = save_figure(fig, out_dir, "error_vs_queries")
+    for i, setting in enumerate(_SETTINGS[scale]):
+        cfg, label = _cfg(setting), setting["label"]
+        grid = _CURVE_GRID[scale][label]
+        # One list of seeds per grid size, shared by the modes (paired arms).
+        seeds = {r: claim_seeds(seed, _CURVE_SEEDS[scale], 3, i, r) for r in grid}
+        runs = {m: [[_attack(m, cfg, r, s) for s in seeds[r]] for r in grid] for m in _MODES}
+        curves = {m: [Bunch(**{f: float(np.mean([res[f] for res in at]))
+                               for f in ("ratio_in", "ratio_out", "recovery", "n_deactivated",
+                                         "n_rehashes")})
+                      for at in runs[m]] for m in _MODES}
+        bounds = {m: [_robust_bound(at) for at in runs[m]] for m in _MODES}
+        curves_by[label] = (grid, curves)
+        surv = {m: survived(grid, bounds[m]) for m in _MODES}
+        observed[label] = {
+            **cfg, "grid": grid, "n_seeds_per_size": _CURVE_SEEDS[scale],
+            **{f"survived_{m}": surv[m] for m in _MODES},
+            **{f"deviation_upper_bound_{m}": [round(b.bound, 3) for b in bounds[m]]
+               for m in _MODES},
+            **{f"ratio_in_{m}": [round(r.ratio_in, 3) for r in curves[m]] for m in _MODES},
+            **{f"ratio_out_{m}": [round(r.ratio_out, 3) for r in curves[m]] for m in _MODES},
+            "deactivated_tracking": [round(r.n_deactivated, 1) for r in curves["tracking"]],
+            "rehashes_tracking": [round(r.n_rehashes, 2) for r in curves["tracking"]],
+        }
+        # The decision: at 4k attack queries, on its own sequential seeds.
+        n_dec = 4 * cfg["k"]
+        run = _cached(lambda mode, s, c=cfg, q=n_dec: _attack(mode, c, q, s))
+        comparisons[label] = _band_comparison(run, scale, seed, (4, i), label)
+        observed[label]["decided_at_attack_queries"] = n_dec
 
-    surv = {m: survived(bounds[m]) for m in _MODES}
-    surv_in = {m: survived(bounds_in[m]) for m in _MODES}
-    observed = {**{f"survived_{m}": surv[m] for m in _MODES},
-                "grid": grid, "n_seeds": _N_SEEDS[scale],
-                **{f"survived_A_in_only_{m}": surv_in[m] for m in _MODES},
-                **{f"deviation_upper_bound_{m}": [round(b.bound, 3) for b in bounds[m]]
-                   for m in _MODES},
-                **{f"ratio_in_{m}": [round(r.ratio_in, 3) for r in curves[m]] for m in _MODES},
-                **{f"ratio_out_{m}": [round(r.ratio_out, 3) for r in curves[m]]
-                   for m in _MODES},
-                "deactivated_tracking": [round(r.n_deactivated, 1) for r in curves["tracking"]],
-                "rehashes_tracking": [round(r.n_rehashes, 2) for r in curves["tracking"]]}
-    at = grid.index(4 * cfg["k"])
-    cmp = _band_comparison(runs["tracking"][at], runs["basic"][at], seeds[grid[at]])
-    return cmp.claim_result(
-        observed={**observed, "decided_at_attack_queries": grid[at]},
-        artifacts=[artifact],
+    fig, ax = new_figure(len(curves_by), 3, figsize=(13, 3.6 * len(curves_by)), squeeze=False)
+    for row, (label, (grid, curves)) in zip(ax, curves_by.items()):
+        for m in _MODES:
+            row[0].plot(grid, [abs(np.log(r.ratio_in)) for r in curves[m]], "o-", label=m)
+            row[1].plot(grid, [abs(np.log(r.ratio_out)) for r in curves[m]], "o-", label=m)
+            row[2].plot(grid, [r.recovery for r in curves[m]], "o-", label=m)
+        for a_, title in zip(row, ("|log(est/true)| on A_in", "|log(est/true)| on A_out",
+                                   "recovery of 2k lowest keys")):
+            a_.set_xscale("log", base=2)
+            a_.set_xlabel("attack queries")
+            a_.set_title(f"{label}: {title}", fontsize=9)
+        row[0].axhline(np.log(1 + _TOLERANCE), color="k", ls="--", lw=0.8)
+        row[1].axhline(np.log(1 + _TOLERANCE), color="k", ls="--", lw=0.8)
+        row[0].legend()
+    artifact = save_figure(fig, out_dir, "error_vs_queries")
+    return all_of(
+        comparisons, observed={"settings": observed}, artifacts=[artifact],
         notes=(
-            "Each grid point is a set of independent attacks (one per seed) on freshly "
-            "fitted estimators; the ratios, deactivated keys and rehashes are means over "
-            "the seeds. deactivated_tracking gives the deactivated keys at each attack size "
-            "(the budget is fixed, so it grows with per-key participation until a rehash "
-            "at 4k empties it). Survival counts both "
-            "sets, survived_A_in_only_* counts the attacked set alone. Below the budget "
-            "(per-key participation under budget_/2 answers) tracking answers exactly as "
-            "basic. An earlier version of the robust modes looked more robust to this attack "
-            "only because rare noise-triggered stops at tiny thresholds returned answers "
-            "thousands of times too large, which swamp the attack's standardised scores; the "
-            "resumed search removes them, and the basic mode is then attackable from about "
-            "512 queries at k=256. The decision is at 4k queries: the standard estimator "
-            "breaks after a number of queries linear in k (Ahmadian & Cohen, 2024)."
+            "The decision is at 4k attack queries on each held-out setting (sequential "
+            "seeds, looks from the calibration power figure; the standard estimator breaks "
+            "after a number of queries linear in k, Ahmadian & Cohen 2024). The survival "
+            "curves are reported: each grid point is a set of independent attacks on "
+            "freshly fitted estimators, and a mode survives a size when the upper bound of "
+            "its mean deviation over those seeds is below 0.25 there and at every smaller "
+            "size. Below the budget (per-key participation under budget_/2 answers) "
+            "tracking answers exactly as basic."
         ),
     )
 
 
+# Pareto workloads with r << t: a key leaves the pool once it sits in t/8 queries.
 _PARETO = {
-    "smoke": {"n": 2000, "k": 64, "epsilon": 0.4, "n_queries": 1024, "query_size": 200},
-    "quick": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 2048, "query_size": 500},
-    "full": {"n": 5000, "k": 128, "epsilon": 0.4, "n_queries": 8192, "query_size": 500},
+    "smoke": [{"label": "k64-n8000", "n": 8000, "k": 64, "n_queries": 512,
+               "query_size": 200}],
+    "quick": [{"label": "k160-n16000", "n": 16000, "k": 160, "n_queries": 2048,
+               "query_size": 400},
+              {"label": "k256-n24000", "n": 24000, "k": 256, "n_queries": 4096,
+               "query_size": 640}],
 }
+_PARETO["full"] = [{**c, "n_queries": 2 * c["n_queries"]} for c in _PARETO["quick"]]
+_R_FRACTION = 8
 
 
 @register_claim(
     SLUG,
     "pareto-participation",
     "Under a Pareto participation workload (a few keys in many queries, most in few; "
-    "per-key participation r far below the number of queries t), the correlation attack "
-    "on those queries leaves the tracking estimator within 25% on A_in and A_out.",
+    "per-key participation capped at r = t/8), the correlation attack on those queries "
+    "leaves the tracking estimator within 25% on A_in and A_out, on two held-out settings.",
     paper_statement="The guarantee depends on the per-key participation r, not on the "
                     "number of queries t; the simulations use Uniform and Pareto query "
                     "patterns, and the gain is largest where r << t (abstract; section on "
                     "simulations).",
-    check="over paired seeds (one workload, secret hash and attack per seed, shared by the "
-          "modes): the one-sided 95% upper bound of the tracking mean max(|ratio_in - 1|, "
-          "|ratio_out - 1|) after the attack on t Pareto-pattern queries below 0.25, "
-          "contradicted when its lower bound is above 0.25 (the deactivated count and "
-          "rehashes are reported)",
+    check="per setting, on sequential paired seeds (looks 4, 8 at quick; one workload, "
+          "secret hash and attack per seed, shared by the modes): the upper 95% bound of the "
+          "tracking mean max(|ratio_in - 1|, |ratio_out - 1|) after the attack on t "
+          "Pareto-pattern queries below 0.25, both settings (contradicted when a lower bound "
+          "is above 0.25)",
     control="tracking ledger off (the basic robust estimator, no deactivation)",
     effect_of_interest=_BAND_EOI,
 )
@@ -410,18 +439,22 @@ def _claim_pareto(scale, seed, out_dir):
     from ..sketch import RobustCardinalitySketch
     from ..sketch.attacks import correlation_attack, secret_lowest_keys
 
-    cfg = _PARETO[scale]
-    keys = np.arange(cfg["n"])
-    seeds = claim_seeds(seed, _N_SEEDS[scale], 2)
-    runs = {mode: [] for mode in _MODES}
-    participation_max, participation_median = [], []
-    for s in seeds:
-        queries, participation = make_participation_queries(
-            cfg["n"], cfg["n_queries"], query_size=cfg["query_size"], pattern="pareto",
-            random_state=s)
-        participation_max.append(int(participation.max()))
-        participation_median.append(float(np.median(participation)))
-        for mode in _MODES:
+    comparisons, observed, all_runs, last_part = {}, {}, {}, {}
+    for i, setting in enumerate(_PARETO[scale]):
+        cfg, label = _cfg(setting), setting["label"]
+        keys = np.arange(cfg["n"])
+        r_cap = cfg["n_queries"] // _R_FRACTION
+        workloads = {}
+
+        def workload(s, cfg=cfg, r_cap=r_cap, workloads=workloads):
+            if s not in workloads:
+                workloads[s] = make_participation_queries(
+                    cfg["n"], cfg["n_queries"], query_size=cfg["query_size"],
+                    pattern="pareto", max_participation=r_cap, random_state=s)
+            return workloads[s]
+
+        def make(mode, s, cfg=cfg, keys=keys, workload=workload):
+            queries, _ = workload(s)
             est = RobustCardinalitySketch(k=cfg["k"], mode=mode, epsilon=cfg["epsilon"],
                                           random_state=s).fit()
             res = correlation_attack(est, keys, queries=queries,
@@ -429,28 +462,43 @@ def _claim_pareto(scale, seed, out_dir):
                                      random_state=s + 1)
             res["n_deactivated"] = est.n_deactivated_
             res["n_rehashes"] = est.n_rehashes_
-            runs[mode].append(res)
+            return res
 
-    fig, ax = new_figure(1, 2, figsize=(9, 3.6))
-    _plot_ratio_bars(ax[0], runs)
-    ax[1].hist(participation, bins=50, log=True)
-    ax[1].set_xlabel("queries per key (last seed)")
-    ax[1].set_title(f"t={cfg['n_queries']}, r={int(participation.max())}")
+        run = _cached(make)
+        comparisons[label] = _band_comparison(run, scale, seed, (2, i), label)
+        seeds = _seeds_run(run)
+        runs = {m: [run(m, s) for s in seeds] for m in _MODES}
+        all_runs[label] = runs
+        parts = [workload(s)[1] for s in seeds]
+        last_part[label] = parts[-1]
+        observed[label] = {
+            **cfg, "r_cap": r_cap,
+            "max_participation_r": [int(p.max()) for p in parts],
+            "median_participation": [float(np.median(p)) for p in parts],
+            **{f"{m}_{f}": seed_summary([float(r[f]) for r in runs[m]]) for m in _MODES
+               for f in ("recovery", "ratio_in", "ratio_out", "n_deactivated", "n_rehashes")},
+            "standard_deviation": seed_summary([_deviation(r) for r in runs["standard"]]),
+        }
+    fig, ax = new_figure(2, len(all_runs), figsize=(4.6 * len(all_runs), 7), squeeze=False)
+    for j, (label, runs) in enumerate(all_runs.items()):
+        _plot_ratio_bars(ax[0][j], runs)
+        ax[0][j].set_title(label, fontsize=9)
+        ax[1][j].hist(last_part[label], bins=50, log=True)
+        ax[1][j].set_xlabel("queries per key (last seed)")
+        cfg = observed[label]
+        ax[1][j].set_title(f"t={cfg['n_queries']}, r={int(last_part[label].max())}",
+                           fontsize=9)
     artifact = save_figure(fig, out_dir, "pareto_attack")
-    observed = {f"{m}_{f}": seed_summary([float(r[f]) for r in runs[m]]) for m in _MODES
-                for f in ("recovery", "ratio_in", "ratio_out", "n_deactivated", "n_rehashes")}
-    observed.update({"max_participation_r": participation_max,
-                     "median_participation": participation_median,
-                     "n_queries_t": cfg["n_queries"], **cfg})
-    cmp = _band_comparison(runs["tracking"], runs["basic"], seeds)
-    return cmp.claim_result(
-        observed=observed,
-        artifacts=[artifact],
+    return all_of(
+        comparisons, observed={"settings": observed}, artifacts=[artifact],
         notes=(
             "Queries sample keys without replacement with Pareto(1.5) weights "
-            "(make_participation_queries); the attack scores keys from these queries "
-            "instead of random halves. Heavy keys are deactivated one by one (raising the "
-            "deactivation threshold would cascade through the ground set here), which "
-            "leaves a bias of at most one key per heavy key still active in a query."
+            "(make_participation_queries), and a key leaves the pool once it sits in t/8 "
+            "queries (max_participation), so r = t/8 while the median key sits in far "
+            "fewer: the r << t regime of the paper, not the quadratic-barrier case where the "
+            "heaviest keys sit in every query. The attack scores keys from these queries "
+            "instead of random halves. Two held-out settings must both hold. If the basic "
+            "control stays in the band too, the attack is too weak at this r to tell the "
+            "modes apart, and the claim is uninformative."
         ),
     )

@@ -1,0 +1,68 @@
+"""Smoke-scale claims of robust-cardinality-sketch: structure of the sequential verdicts."""
+
+import pytest
+
+from skpaper.papers import get_claims, run_claim
+from skpaper.papers._registry import STATUSES
+
+SLUG = "robust-cardinality-sketch"
+
+
+@pytest.fixture(scope="module")
+def smoke_results(tmp_path_factory):
+    pytest.importorskip("matplotlib")
+    out = tmp_path_factory.mktemp("claims")
+    return {c.claim_id: (run_claim(c, scale="smoke", seed=0, out_dir=out), out)
+            for c in get_claims(SLUG)}
+
+
+def test_claims_run_and_write_their_figures(smoke_results):
+    for result, out in smoke_results.values():
+        assert result.error is None
+        assert result.status in STATUSES
+        for artifact in result.artifacts:
+            assert (out / SLUG / artifact).exists()
+
+
+def test_asserting_claims_are_sequential_band_equivalences_per_setting(smoke_results):
+    for claim in get_claims(SLUG):
+        if claim.reported:
+            continue
+        assert claim.effect_of_interest.value == 0.25
+        result = smoke_results[claim.claim_id][0]
+        for label, setting in result.observed["by_setting"].items():
+            check = setting["check"]
+            assert check["alternative"] == "less" and check["margin"] == 0.25
+            assert check["looks"] == [2]
+            assert setting["control_verdict"] in ("fail", "pass", "undecided")
+            assert len(setting["per_seed"]["tracking"]) == 2
+            assert len(setting["per_seed"]["basic"]) == 2
+            assert label in result.observed["settings"]
+        assert result.control.verdict in ("fail", "pass", "undecided")
+
+
+def test_attack_claim_checks_the_standard_estimator_on_the_same_seeds(smoke_results):
+    attack = smoke_results["attack-breaks-standard-not-tracking"][0].observed
+    (label, fig), = attack["settings"].items()
+    assert attack["standard_broken_check"][label]["margin"] == 3.0
+    assert fig["n_queries"] == 8 * fig["k"]
+    # The standard estimator is broken at smoke scale too (8k queries).
+    assert fig["standard_ratio_in"]["min"] >= 3
+    assert fig["standard_recovery"]["min"] > 4 * fig["chance_recovery"]
+    assert max(fig["tracking_deactivated"]) <= 4 * fig["k"]
+    assert len(attack["by_setting"][label]["seeds"]) == 2
+
+
+def test_curve_and_pareto_claims_report_their_held_out_figures(smoke_results):
+    curve = smoke_results["error-vs-adaptive-queries"][0].observed["settings"]
+    for fig in curve.values():
+        assert fig["decided_at_attack_queries"] == 4 * fig["k"]
+        assert fig["survived_standard"] in [0, *fig["grid"]]
+    pareto = smoke_results["pareto-participation"][0].observed["settings"]
+    for fig in pareto.values():
+        # r << t: no key sits in more than t/8 queries.
+        assert max(fig["max_participation_r"]) <= fig["n_queries"] // 8
+        assert max(fig["median_participation"]) < fig["r_cap"]
+    rse = smoke_results["standard-error-without-attack"][0]
+    assert rse.status == "reported"
+    assert rse.observed["relative_gap"] <= 0.15
