@@ -334,7 +334,7 @@ def test_robust_deactivation_budget_from_accounting():
     # Halving epsilon quadruples the budget: B grows as k**2 when epsilon ~ 1/k.
     assert abs(deactivation_budget(0.1, 50.0, 1e-6) / b - 4) < 0.01
     est = RobustCardinalitySketch(random_state=0).fit()
-    assert est.budget_ == b
+    assert est.budget_ == deactivation_budget(0.2, 20.0, 1e-6) == 220
     assert RobustCardinalitySketch(budget=7).fit().budget_ == 7
     with pytest.raises(ValueError, match="delta"):
         deactivation_budget(0.2, 50.0, 1.5)
