@@ -298,3 +298,23 @@ def test_same_seed_same_figures_in_any_order_and_in_a_worker(tmp_path):
                     "--out", str(parallel), "--jobs", "2"], check=True, capture_output=True)
     for key in keys:
         assert _figures(parallel, key) == _figures(forward, key), key
+
+
+def test_a_failed_precheck_makes_the_claim_uninformative(tmp_path):
+    from skpaper.papers import ClaimResult, ControlResult, EffectOfInterest, run_claim
+    from skpaper.papers._registry import Claim
+
+    def make(**fields):
+        def func(scale, seed, out_dir):
+            return ClaimResult(observed={}, expected={}, passed=False, verdict="undecided",
+                               control=ControlResult(observed={}, passed=False,
+                                                     verdict="undecided"), **fields)
+        return Claim(paper="framework-selfcheck", claim_id="precheck-probe", description="d",
+                     func=func, control="c",
+                     effect_of_interest=EffectOfInterest(0.1, "ours", "probe"))
+
+    result = run_claim(make(precheck_failed="features at chance"), "smoke", 0, tmp_path)
+    assert result.status == "uninformative"
+    assert "[pre-check failed: features at chance]" in result.notes
+    assert run_claim(make(), "smoke", 0, tmp_path).status == "inconclusive"
+    assert run_claim(make(precheck_failed="  "), "smoke", 0, tmp_path).status == "error"

@@ -177,6 +177,11 @@ class ClaimResult:
         Caveats, e.g. why a scale is too small to show the effect.
     error : str or None, default=None
         Traceback text when the claim raised instead of returning.
+    precheck_failed : str or None, default=None
+        Why a pre-check, run before the check, found that the test bed cannot
+        show the paper's mechanism (for example: the learnt features do not
+        beat a pixel baseline). The claim is then ``"uninformative"`` with
+        this reason, whatever its check returned; None: no pre-check failed.
 
     Examples
     --------
@@ -198,6 +203,7 @@ class ClaimResult:
     artifacts: list = field(default_factory=list)
     notes: str = ""
     error: str | None = None
+    precheck_failed: str | None = None
 
     def to_dict(self):
         """Return the result as a JSON-serialisable dict.
@@ -474,6 +480,14 @@ def _status(claim, result):
             return "error", (f"reported claim {claim.key} must return passed=None, got "
                              f"{result.passed!r}")
         return "reported", ""
+    if result.precheck_failed is not None:
+        if not isinstance(result.precheck_failed, str) or not result.precheck_failed.strip():
+            return "error", (f"claim {claim.key} returned precheck_failed="
+                             f"{result.precheck_failed!r}; it must be a reason or None")
+        if result.verdict == "pass" or result.passed:
+            return "error", (f"claim {claim.key} failed its pre-check but returned a passing "
+                             f"check")
+        return "uninformative", f"pre-check failed: {result.precheck_failed}"
     verdict = result.verdict
     if verdict is None:
         if not isinstance(result.passed, bool):

@@ -304,7 +304,7 @@ def _precheck(scale, seed):
 
 
 def _not_expressible(claim_eoi, pre, arms, notes):
-    """The result of a claim whose pre-check failed: undecided, nothing else trained."""
+    """The result of a claim whose pre-check failed: uninformative, nothing else trained."""
     gaps = [r["mae_best_block"] - r["standardised_pixel_pca"] for r in pre["screens"]]
     cmp = decide_claim(gaps, effect_of_interest=claim_eoi, metric="pre-check: MAE best "
                        "block - standardised-pixel PCA (balanced accuracy)")
@@ -315,6 +315,8 @@ def _not_expressible(claim_eoi, pre, arms, notes):
         control=ControlResult(observed={"not run": "the pre-check failed"}, passed=False,
                               verdict="undecided"),
         arms=arms, power=cmp.power(),
+        precheck_failed="the quick MAE's features do not beat a pixel PCA of the "
+                        "standardised images on the calibration screens",
         notes="Pre-check failed: the MAE's features do not beat a pixel PCA of the "
               "standardised images on the calibration screens, so this test bed cannot show "
               "the mechanism and the claim was not run. " + notes)

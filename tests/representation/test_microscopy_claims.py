@@ -51,7 +51,7 @@ def test_precheck_compares_the_mae_with_standardised_pixels():
                                atol=5e-4)
 
 
-def test_failed_precheck_ends_inconclusive_without_training(claims, tmp_path, monkeypatch):
+def test_failed_precheck_ends_uninformative_without_training(claims, tmp_path, monkeypatch):
     from skpaper.papers import microscopy_mae as mm
 
     failed = {"screens": [{"seed": 1, "mae_best_block": 0.2, "standardised_pixel_pca": 0.3,
@@ -60,5 +60,6 @@ def test_failed_precheck_ends_inconclusive_without_training(claims, tmp_path, mo
     monkeypatch.setattr(mm, "_curated_maes", lambda *a: pytest.fail("trained an MAE"))
     result = run_claim(claims["curation-improves-probe"], "smoke", 0, tmp_path)
     assert result.error is None, result.error
-    assert result.status == "inconclusive"
+    assert result.status == "uninformative"
+    assert "[pre-check failed: " in result.notes
     assert result.observed["precheck"]["passed"] is False

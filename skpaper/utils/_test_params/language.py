@@ -35,7 +35,14 @@ EXTRA_INSTANCES = {
     "FocusInstructionLM": [{"decouple_excluded": True, "focus_types": ["empty", "focus_S"],
                             "default_focus": "empty"}],
 }
-EXPECTED_FAILED_CHECKS = {}
+EXPECTED_FAILED_CHECKS = {
+    "FocusInstructionTuner": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "each training row draws its own focus type, so w repeated rows get w draws while "
+            "a weight of w gets one (and the check shuffles rows); equivalence holds for a "
+            "single focus type, tested in tests/language/test_focus_instruction_tuning.py"),
+    },
+}
 
 
 def _texts():

@@ -41,7 +41,14 @@ EXTRA_INSTANCES = {
     "SparseAutoencoder": [{"arch": "relu"}, {"arch": "jumprelu"}],
 }
 
-EXPECTED_FAILED_CHECKS = {}
+EXPECTED_FAILED_CHECKS = {
+    "SAEProbeClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "the sparse autoencoder trained inside fit is learnt without the weights (they "
+            "weight the probe); with a frozen SAE the check passes, tested in "
+            "tests/representation/test_probing.py"),
+    },
+}
 
 # -- microscopy MAE framework (Kenyon-Dean et al., ICML 2025) ---------------------------------
 from skpaper.representation import MicroscopyMAE as _MicroscopyMAE  # noqa: E402
