@@ -11,7 +11,7 @@ network trained on other initialisation seeds is the placebo (the control);
 one extra block is trained alongside at full scale. Every arm runs on the same
 data and epochs, the arms of one seed are paired, seeds are added look by look
 (:func:`~skpaper.papers.run_comparison`), and the seeds of one arm train as
-one vmap-batched model (:func:`~skpaper.nn.train_seeds`, the recipe of
+one batched model (:func:`~skpaper.nn.train_seeds`, the recipe of
 :class:`~skpaper.nn.LaurelMLPClassifier`).
 """
 
@@ -204,7 +204,7 @@ def _claim_parameter_overhead(scale, seed, out_dir):
 
 
 def _train_arm(factory, data, seeds, epochs, kind="classify", lr=3e-3):
-    """Test scores of one architecture over several seeds, trained as one vmap-batched
+    """Test scores of one architecture over several seeds, trained as one batched
     model (:func:`~skpaper.nn.train_seeds`, the recipe of
     :class:`~skpaper.nn.LaurelMLPClassifier`: AdamW, lr 3e-3 unless given, weight decay
     1e-4 on matrices, batches of 64).
