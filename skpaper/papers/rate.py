@@ -22,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from ._comparison import EffectOfInterest, all_of, coverage_comparison, run_comparison
+from ._comparison import EffectOfInterest, coverage_comparison, run_comparison
 from ._plotting import new_figure, save_figure
 from ._registry import ClaimResult, register_claim, register_paper, shared_cache
 from ._stats import claim_seeds
@@ -35,11 +35,18 @@ register_paper(SLUG, "RATE: Causal Explainability of Reward Models with Imperfec
 _CONFOUNDING_SETTINGS = {
     # (confounding levels of the figure, reviews per sample, looks in seeds, seeds per level)
     "smoke": ((0.0, 0.8), 300, (2,), 1),
-    "quick": ((0.0, 0.4, 0.8), 1000, (3, 6), 2),
+    # Quick looks from a power figure on a calibration setting (500 reviews, confounding
+    # 0.6, seed 12345, key 998; not the evaluation runs): the additive noisy world's
+    # relative error had mean 0.014, SD 0.0095, so seeds_needed gives 17 (80% power)
+    # and 23 (90%) at the 2% margin; the evaluation's 1000 reviews halve the variance.
+    "quick": ((0.0, 0.4, 0.8), 1000, (6, 12, 24), 2),
     "full": (tuple(np.round(np.linspace(0.0, 1.0, 11), 2)), 4000, (5, 10, 20), 5),
 }
 #: (looks in trials, reviews per trial)
-_COVERAGE_SETTINGS = {"smoke": ((20,), 200), "quick": ((200, 400), 200),
+#: Quick looks from a power figure on a calibration setting (300 reviews, confounding 0.6,
+#: 600 trials of seed 12345, key 999; not the evaluation runs): coverage 0.948, SD 0.22,
+#: so the nearer margin (0.92) needs 380 trials for 80% power and 526 for 90%.
+_COVERAGE_SETTINGS = {"smoke": ((20,), 200), "quick": ((200, 400, 800), 200),
                       "full": ((500, 1000, 2000), 1000)}
 _CONTROL_SETTINGS = {"smoke": (300, 1), "quick": (1000, 3), "full": (4000, 10)}
 _CONFOUNDING = 0.8
@@ -93,6 +100,8 @@ def _reward(world, texts):
         return synthetic_review_reward
     if world == "ridge":
         return make_review_reward_model().fit(texts, synthetic_review_reward(texts)).predict
+    if world == "noisy":
+        return _noisy_reward
     if world == "saturating":
         return partial(synthetic_review_reward, saturation=_SATURATION)
     return _interaction_reward
@@ -127,18 +136,21 @@ def _sample(n, confounding, seed, worlds, trim_fraction=0.0):
     return out
 
 
-_WORLDS = ("known", "ridge", "saturating", "interaction")
+_WORLDS = ("known", "ridge", "noisy", "saturating", "interaction")
+#: Worlds outside the paper's assumption (off-target changes not additive in the reward).
+_OUT_OF_ASSUMPTION = ("saturating", "interaction")
 _TITLES = {"known": "known additive reward", "ridge": "ridge reward model",
+           "noisy": f"additive reward + per-text noise (sd {_NOISE_SD:g})",
            "saturating": f"saturating reward (s={_SATURATION:g})",
            "interaction": f"interaction reward (rho={_INTERACTION:g})"}
 
 
 @register_claim(
     SLUG, "confounding-bias",
-    "With sentiment confounded with typos (confounding 0.8) and reward models not additive "
-    "in the off-target changes (saturating; sentiment x length interaction), RATE's ATE "
-    "recovers the true effect of sentiment within 2%, while the single-rewrite estimate "
-    "does not.",
+    "With sentiment confounded with typos (confounding 0.8) and a reward additive in the "
+    "off-target changes but with an idiosyncratic per-text error (the paper's assumption, "
+    "with a learned model's noise), RATE's ATE recovers the true effect of sentiment within "
+    "2%, while the single-rewrite estimate does not.",
     paper_statement=(
         "Sections 3-4: rewrites change off-target attributes; the rewrite of a rewrite "
         "cancels those changes, so RATE is unbiased when they are the same in x' and x'' and "
@@ -147,10 +159,11 @@ _TITLES = {"known": "known additive reward", "ridge": "ridge reward model",
         "staying flat."
     ),
     check=(
-        "for each of the saturating and the interaction reward, confounding 0.8, on seeds "
-        "added in looks (3, 6 at quick scale): the one-sided upper t bound of the mean "
-        "|RATE ATE - true ATE| / |true ATE| is below 0.02 (contradicted when its lower bound "
-        "is above 0.02 for either reward)"
+        "under the additive reward + a fixed N(0, 1) score per text, confounding 0.8, on "
+        "seeds added in looks (6, 12, 24 at quick scale): the one-sided upper t bound of the "
+        "mean |RATE ATE - true ATE| / |true ATE| is below 0.02 (contradicted when its lower "
+        "bound is above 0.02); the saturating and interaction rewards (outside the paper's "
+        "additivity assumption) are the same check, reported, not asserted"
     ),
     control="second rewrite removed: |single-rewrite ATT - true ATT| / |true ATT|, same check",
     effect_of_interest=_BIAS_EOI,
@@ -166,7 +179,7 @@ def _claim_confounding_bias(scale, seed, out_dir):
         return arm
 
     comparisons = {}
-    for world in ("saturating", "interaction"):
+    for world in ("noisy",) + _OUT_OF_ASSUMPTION:
         comparisons[world] = run_comparison(
             {"RATE ATE": relative(world, "ate", "ate"),
              "single-rewrite ATT": relative(world, "single_rewrite_att", "att")},
@@ -189,7 +202,7 @@ def _claim_confounding_bias(scale, seed, out_dir):
                             - _sample(n, _CONFOUNDING, s, _WORLDS)[world]["truth"]["ate"])
                         for s in figure_seeds) for world in ("known", "ridge")}
 
-    fig, axes = new_figure(1, 4, figsize=(16, 3.6))
+    fig, axes = new_figure(1, 5, figsize=(20, 3.6))
     for ax, world in zip(axes, _WORLDS):
         x = [r["confounding"] for r in rows[world]]
         ax.plot(x, [r["true_ate"] for r in rows[world]], color="k", lw=5, alpha=0.3,
@@ -203,19 +216,27 @@ def _claim_confounding_bias(scale, seed, out_dir):
     axes[0].set_ylabel("effect of sentiment on reward")
     axes[0].legend(fontsize=7)
     artifact = save_figure(fig, out_dir, "rate_vs_confounding")
-    return all_of(
-        comparisons,
+    out_of_assumption = {}
+    for world in _OUT_OF_ASSUMPTION:
+        c = comparisons[world]
+        out_of_assumption[world] = {"check_verdict": c.verdict,
+                                    "control_verdict": c.control_verdict, **c.observed()}
+    return comparisons["noisy"].claim_result(
         observed={"sweep": rows, "additive_rate_ate_abs_error_max": exact,
-                  "n_reviews": n},
+                  "out_of_assumption_reported": out_of_assumption, "n_reviews": n},
         artifacts=[artifact],
         notes=(f"{n} reviews per seed; synthetic world, not the paper's IMDB/LLM setting. "
                "Under the known additive reward and the ridge model (additive in tokens) "
                "the rewrite errors cancel exactly, so RATE's error there is 0 by "
-               "construction (shown, not asserted: additive_rate_ate_abs_error_max). Under "
-               "the saturating and the interaction rewards the typo fixes and deleted words "
-               "change the effect of sentiment itself, so RATE recovers the effect on the "
-               "rewritten reviews, not exactly the effect on the originals. The sweep "
-               f"averages {per_level} seed(s) per confounding level."),
+               "construction (shown, not asserted: additive_rate_ate_abs_error_max); the "
+               "asserted world adds a fixed pseudo-random score per text, so RATE's unit "
+               "differences are not the true effects and its error is a finite-sample one. "
+               "Outside the paper's assumption (reported, not asserted: "
+               "out_of_assumption_reported), under the saturating and the interaction "
+               "rewards the typo fixes and deleted words change the effect of sentiment "
+               "itself, so RATE recovers the effect on the rewritten reviews, not exactly "
+               "the effect on the originals (the interaction world's error exceeds 2%). The "
+               f"sweep averages {per_level} seed(s) per confounding level."),
     )
 
 
