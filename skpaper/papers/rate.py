@@ -13,8 +13,12 @@ Two reward models were not designed around RATE's cancellation: a saturating
 reward (``s tanh(A / s)``) and one with an interaction (sentiment counts more
 in longer reviews, while the rewriter changes the length). Under them RATE's
 per-unit differences are not the true per-unit effects, so recovering the
-effect is not guaranteed by construction. The coverage claim uses a reward
-model with idiosyncratic per-text noise for the same reason.
+effect is not guaranteed by construction; they lie outside the paper's
+assumption (off-target changes entering the reward additively), so the
+confounding claim reports them beside its asserted world. The asserted world
+and the coverage claim use the known additive reward plus an idiosyncratic
+per-text score (a learned model's error): within the assumption, yet the unit
+differences are not the true effects.
 """
 
 import zlib
