@@ -232,7 +232,7 @@ def test_quality_claims_pair_seeds_and_run_a_placebo(tmp_path):
     s = obs["seeds"][0]
     est = LaurelMLPClassifier(n_blocks=cfg["n_blocks"], width=cfg["width"], rank=cfg["rank"],
                               variant="rw+lr", max_epochs=cfg["epochs"], batch_size=64,
-                              lr=3e-3, random_state=s, device="cpu").fit(
+                              lr=cfg["lr"], random_state=s, device="cpu").fit(
         d.X_train[: cfg["n_train"]], d.y_train[: cfg["n_train"]])
     from sklearn.metrics import log_loss
 
