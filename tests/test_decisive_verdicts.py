@@ -343,3 +343,28 @@ def test_single_claim_and_progress(tmp_path, capsys, fake_paper):
     report = (tmp_path / "report.md").read_text()
     assert "total wall time" in report and "not meaningful" in report
     assert "| fake | b | reproduced (smoke) | 0.5 (ours) |" in report
+
+
+def test_coverage_comparison_spends_the_planned_schedule_and_runs_each_trial_once():
+    from skpaper.papers._comparison import coverage_comparison
+
+    calls = []
+
+    def covered(s):
+        calls.append(s)
+        return float(np.random.default_rng(s).random() < 0.95)
+
+    def control(s):
+        return float(np.random.default_rng(s + 1).random() < 0.7)
+
+    looks = (20, 40, 80)
+    eoi = EffectOfInterest(0.95, "ours", "test")
+    under, high, verdict = coverage_comparison(
+        {"method": covered, "control": control}, method="method", control_method="control",
+        seed=3, looks=looks, effect_of_interest=eoi, under=0.85, over=0.99, metric="coverage")
+    levels = spending_schedule(looks)
+    # The first look spends only its share of the level, not all of it.
+    assert high.levels[0] == pytest.approx(levels[0])
+    assert under.decision.levels[0] == pytest.approx(levels[0])
+    assert len(calls) == len(set(calls)) == high.n
+    assert (verdict == "pass") == (under.verdict == high.verdict == "pass")

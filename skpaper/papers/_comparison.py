@@ -595,16 +595,22 @@ def coverage_comparison(arms, *, method, control_method, seed, looks, key=(),
     """
     from ._stats import decide
 
+    looks = tuple(looks)
     seeds = claim_seeds(seed, looks[-1], *key)
+    values = {name: [] for name in arms}
+    done = 0
     for look in looks:
-        values = {name: [arm(s) for s in seeds[:look]] for name, arm in arms.items()}
-        reached = tuple(n for n in looks if n <= look)
+        # Each trial runs once; every look sees the prefix of the same trials
+        # and spends the level the full planned schedule gives it.
+        for name, arm in arms.items():
+            values[name].extend(arm(s) for s in seeds[done:look])
+        done = look
         cmp = decide_claim(values[method], effect_of_interest=effect_of_interest,
                            alternative="greater", margin=under,
-                           control_method=values[control_method], looks=reached,
+                           control_method=values[control_method], looks=looks,
                            seeds=seeds[:look], metric=metric)
         high = decide(values[method], effect_of_interest=float(effect_of_interest.value),
-                      alternative="less", margin=over, looks=reached)
+                      alternative="less", margin=over, looks=looks)
         verdicts = (cmp.verdict, high.verdict)
         if "contradicted" in verdicts or (verdicts == ("pass", "pass")
                                           and cmp.control_verdict != "undecided"):
