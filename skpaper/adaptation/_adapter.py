@@ -181,8 +181,9 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         During adaptation, BatchNorm layers normalise with the statistics of
         the test batch (TENT's choice) or keep the source running statistics.
         Plain inference (``adapt=False``) always uses the running statistics.
-    device : str, default="auto"
-        ``"auto"`` uses CUDA when available.
+    device : str or torch.device, default="auto"
+        ``"auto"`` uses CUDA when available, else Apple's MPS, else the CPU;
+        any name :func:`skpaper.nn.resolve_device` accepts.
     random_state : int, RandomState instance or None, default=None
         Seeds the default source model and ROID's augmentations.
 
@@ -287,7 +288,7 @@ class TestTimeAdapter(ClassifierMixin, BaseTorchState):
         "cmf_gain": [Interval(Real, 0, 1, closed="both")],
         "reset_every": [Interval(Integral, 1, None, closed="left"), None],
         "norm_stats": [StrOptions({"batch", "source"})],
-        "device": [str],
+        "device": [str, torch.device],
         "random_state": ["random_state"],
     }
 

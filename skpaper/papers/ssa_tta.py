@@ -145,7 +145,8 @@ def _calibrate(source, cal_stream, cfg, seed, lr, loss="entropy"):
 
 
 def _rounded(values):
-    return [round(float(v), 4) for v in values]
+    # Significant digits, not decimals: a noise floor can lie far below 1e-4.
+    return [float(f"{float(v):.4g}") for v in values]
 
 
 def _run_schedule(params, source, stream, cfg, seed, multipliers):
@@ -291,7 +292,7 @@ def _plot_comparison(acc, extra, title, out_dir, name):
     for j, arm in enumerate(names):
         ax1.scatter(np.full(len(acc[arm]), j), acc[arm], s=10, color="k", zorder=3)
         ax1.bar(j, np.mean(acc[arm]), color="gray" if arm == "no adaptation" else
-                ("tab:blue" if arm.endswith("+SSA") else "tab:orange"))
+                ("tab:blue" if arm.split()[-1] == "SSA" else "tab:orange"))
     ax1.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=7)
     lo = min(min(v) for v in acc.values())
     hi = max(max(v) for v in acc.values())

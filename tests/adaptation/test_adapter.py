@@ -203,6 +203,17 @@ def test_adapter_wraps_a_raw_module(data):
     np.testing.assert_allclose(restored.predict_proba(X), tta.predict_proba(X))
 
 
+def test_adapter_takes_a_torch_device_and_refuses_a_bad_one(data):
+    X, y, stream = data
+    module = make_norm_mlp(64, (8,), 10)
+    tta = TestTimeAdapter(module, batch_size=32, device=torch.device("cpu")).fit(X[:4])
+    assert tta.device_ == "cpu"
+    with pytest.raises(ValueError, match="device"):
+        TestTimeAdapter(module, batch_size=32, device="tpu").fit(X[:4])
+    with pytest.raises(InvalidParameterError, match="device"):
+        TestTimeAdapter(module, batch_size=32, device=3).fit(X[:4])
+
+
 def test_adapter_fits_its_source_in_pipeline_and_grid_search(data):
     X, y, stream = data
     pipe = make_pipeline(FunctionTransformer(np.sqrt),
