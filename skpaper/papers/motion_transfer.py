@@ -24,21 +24,26 @@ and ``D -> S``, for every model):
 
 - the anytime-interpolation model (interpolation constraints on the selected
   interpolant, ``"downstream"`` selector over three candidates);
-- three direct-transfer models (FOMM/TPSMM objective) with different initial
-  weights. The first is the direct baseline; the three together give the
-  *best-of-3 direct transfer*, which picks per pair the output whose
-  re-detected keypoints are closest to the driving keypoints, the score the
-  downstream selector uses, so that selecting among three candidates is no
-  advantage of the anytime model alone. Three direct models also cost about
-  what one anytime model costs to train.
+- independent direct-transfer models (FOMM/TPSMM objective; one at ``quick``,
+  three at ``smoke`` and ``full``, whose best-of-3 per pair is reported).
 
-The anytime model's own direct path (same weights, no interpolation) is the
-third comparison. Models are trained once per process, scale and seed and
-shared by the claims (at ``quick``, in two worker processes of one torch
-thread each). ``smoke`` and ``quick`` train tiny models (32x32 frames at
-``quick``) far below the paper's budgets, so their verdicts speak for small
-models only; ``full`` (64x64 frames, ten keypoints, 100 epochs, and a further
-baseline given five times the steps) is sized for a GPU.
+Both claims judge the anytime output against the **same model's direct path**:
+the same weights, hence the same parameters, steps, pairs, losses and training
+compute, so that the comparison isolates the interpolation at inference. An
+independent direct model costs about a third of the anytime model's training
+and is reported, not judged. The controls remove the mechanism inside the same
+model: the large-displacement control keeps the whole anytime pipeline (three
+passes, the selector, the second transfer) but offers only the endpoint
+candidates ``t in {0, 1}``; the small-displacement control asks the model to
+move the source to itself. Looks and the small-displacement tolerance come from
+a calibration setting that no claim runs (see ``_calibrate``).
+
+Models are trained once per process, scale and seed and shared by the claims
+(at ``quick``, in two worker processes of one torch thread each). ``smoke`` and
+``quick`` train tiny models (32x32 frames at ``quick``) far below the paper's
+budgets, so their verdicts speak for small models only; ``full`` (64x64
+frames, ten keypoints, 100 epochs, and a further baseline given five times the
+steps) is sized for a GPU.
 """
 
 import time
@@ -58,35 +63,61 @@ register_paper(SLUG, "Large Displacement Motion Transfer with Unsupervised Anyti
 _CONFIG = {
     # size: frame side; videos/frames: training set; test_videos, pairs: held-out pairs;
     # epochs x (videos / batch) optimizer steps per model; detector: landmark network;
-    # looks: sequential paired seeds, each training the anytime model and three direct
-    # models (at quick about six times the CPU of one seed with a one-directional baseline).
+    # n_direct: independent direct models per seed (reported; with three, the best-of-3
+    # ensemble is reported too); looks: sequential paired seeds (quick: from the power
+    # figures of the "calibration" setting below, see _calibrate).
     "smoke": dict(size=16, videos=8, frames=6, test_videos=4, pairs=24, keypoints=5, width=4,
                   batch=8, epochs=2, features=None, detector_videos=40, detector_steps=20,
-                  n_jobs=1, looks=(2,)),
-    "quick": dict(size=32, videos=48, frames=12, test_videos=16, pairs=200, keypoints=5,
+                  n_direct=3, n_jobs=1, looks=(2,)),
+    "quick": dict(size=32, videos=48, frames=12, test_videos=24, pairs=400, keypoints=5,
                   width=8, batch=8, epochs=30, features="random", detector_videos=300,
-                  detector_steps=250, n_jobs=2, looks=(4, 8)),
+                  detector_steps=250, n_direct=1, n_jobs=2, looks=(4, 8)),
     "full": dict(size=64, videos=512, frames=16, test_videos=64, pairs=1000, keypoints=10,
                  width=32, batch=32, epochs=100, features="autoencoder", detector_videos=2000,
-                 detector_steps=4000, compute_factor=5, n_jobs=1, looks=(5, 10)),
+                 detector_steps=4000, compute_factor=5, n_direct=3, n_jobs=1, looks=(5, 10)),
+    # Calibration only (no claim runs it): a different configuration (40 training videos,
+    # 24 epochs) on its own seed key, for the power figures that set the quick looks and
+    # the small-displacement tolerance.
+    "calibration": dict(size=32, videos=40, frames=12, test_videos=24, pairs=400,
+                        keypoints=5, width=8, batch=8, epochs=24, features="random",
+                        detector_videos=300, detector_steps=250, n_direct=1, n_jobs=2,
+                        looks=(4,)),
 }
 
 _TIMES = (0.25, 0.5, 0.75)
 _LR = 2e-3
-_N_DIRECT = 3  # direct models per seed: the baseline and the best-of-3 ensemble
-#: The compute-matched comparisons of the large-displacement claim: three direct models
-#: cost about what one anytime model costs, and the anytime model's own direct path shares
-#: its training; the single direct model (a third of the compute) is reported.
-_MATCHED = ("anytime_model_direct", "direct_best_of_3")
+#: Candidate times of the mechanism-removed control: the endpoints only. The anytime
+#: model runs its whole pipeline (candidates, downstream selector, second transfer to the
+#: driving frame) but no candidate holds an intermediate pose: t = 0 regenerates the
+#: source, t = 1 is the direct output, refined by the second pass.
+_ENDPOINTS = (0.0, 1.0)
+#: The anytime model's own direct path: the same weights, hence the same parameters,
+#: steps, pairs, losses and training compute; only the inference differs (one transfer
+#: S -> D instead of the interpolant chain). The baseline of the small-displacement claim;
+#: reported by the large-displacement claim, which judges the endpoint-only pipeline.
+#: Independent direct models (other weights, a third of the anytime model's training
+#: compute) are reported, not judged.
+_MATCHED = "anytime_model_direct"
 _LARGE_EOI = EffectOfInterest(
-    -0.1, "ours", "a tenth of a pixel of AKD at 32x32 frames over the better compute-matched "
-    "baseline: the smallest motion gain worth an extra model stage")
-#: "No harm" on small displacements: the anytime model loses at most a quarter of what
-#: direct transfer gains over copying the source (AKD of the source minus that of direct).
-_SMALL_TOLERANCE = 0.25
+    -0.1, "ours", "a tenth of a pixel of AKD at 32x32 frames over the same pipeline without "
+    "intermediate poses: the smallest motion gain worth the interpolation")
+#: "No harm" on small displacements, in pixels of AKD against the same model's direct path:
+#: a quarter of the AKD gain of direct transfer over copying the source, measured on the
+#: calibration setting (copying the source: +0.59 px there, a quarter 0.148, rounded to
+#: 0.15; see _calibrate).
+_SMALL_TOLERANCE = 0.15
 _SMALL_EOI = EffectOfInterest(
-    _SMALL_TOLERANCE, "ours", "no harm: at most a quarter of the AKD that direct transfer "
-    "gains over copying the source is lost (a loss beyond that is harm a user would see)")
+    _SMALL_TOLERANCE, "ours", "no harm: the anytime output may be at most this many pixels "
+    "of AKD worse than the same model's direct path, a quarter of what direct transfer gains "
+    "over copying the source on the calibration setting (a loss beyond that is harm a user "
+    "would see)")
+_LOOKS_NOTE = ("Looks and tolerance from the calibration setting ('calibration' in _CONFIG: "
+               "40 training videos, 24 epochs, base seed 7 with seed key 9041; no claim runs "
+               "it), 4 seeds. Paired SDs there: large pairs, anytime - endpoint pipeline "
+               "0.036 px (mean +0.086), so 3 seeds decide at the 0.1 px gap; small pairs, "
+               "anytime - direct path 0.083 px (mean +0.029), 4 seeds at the 0.15 px "
+               "tolerance; the source-to-itself control 0.25 px (mean +0.66). Looks 4 and 8; "
+               "the tolerance is a quarter of copying the source's +0.59 px there.")
 _RECONSTRUCTED = ("Reconstructed from the abstract: the paper's text, equations and tables are "
                   "not public; interpolation form, selector, losses and weights are ours "
                   "(see KeypointMotionTransfer's Notes).")
@@ -181,7 +212,7 @@ def _trained(scale, seed, seeds):
     from skpaper.utils import parallel_map
 
     cfg = _CONFIG[scale]
-    names = ["anytime"] + [f"direct{k}" for k in range(_N_DIRECT)]
+    names = ["anytime"] + [f"direct{k}" for k in range(cfg["n_direct"])]
     if cfg.get("compute_factor"):
         names.insert(0, "direct_matched_compute")
     # Longest jobs first, so that two workers finish together.
@@ -226,18 +257,23 @@ def _evaluate_seed(scale, seed, claim_seed, detector, models):
     kp_true = test.keypoints[pairs.video, pairs.driving]
     vis_true = test.visibility[pairs.video, pairs.driving]
     anytime = models["anytime"].anytime_transfer(source, driving)
+    n_direct = _CONFIG[scale]["n_direct"]
     direct = [models[f"direct{k}"].transform(source, driving, path="direct")
-              for k in range(_N_DIRECT)]
-    scores = np.stack([_own_keypoint_error(models[f"direct{k}"], out, driving)
-                       for k, out in enumerate(direct)], axis=1)
-    pick = scores.argmin(axis=1)
+              for k in range(n_direct)]
     outputs = {
         "direct": direct[0],
-        "direct_best_of_3": np.stack(direct, axis=1)[np.arange(len(pick)), pick],
         "anytime": anytime.output,
         "anytime_model_direct": anytime.direct,
+        "anytime_endpoints": _endpoint_transfer(models["anytime"], source, driving),
         "no_transfer": source,
     }
+    pick = np.zeros(len(source), int)
+    if n_direct > 1:
+        scores = np.stack([_own_keypoint_error(models[f"direct{k}"], out, driving)
+                           for k, out in enumerate(direct)], axis=1)
+        pick = scores.argmin(axis=1)
+        outputs[f"direct_best_of_{n_direct}"] = np.stack(direct, axis=1)[
+            np.arange(len(pick)), pick]
     if "direct_matched_compute" in models:
         outputs["direct_matched_compute"] = models["direct_matched_compute"].transform(
             source, driving, path="direct")
@@ -248,7 +284,20 @@ def _evaluate_seed(scale, seed, claim_seed, detector, models):
     floor = _per_pair(driving, detector, kp_true, vis_true, driving)
     return dict(pairs=pairs, metrics=metrics, floor=floor, t=anytime.t, source=source,
                 driving=driving, anytime=anytime, outputs=outputs,
-                best_of_3_pick=np.bincount(pick, minlength=_N_DIRECT).tolist())
+                best_of_3_pick=np.bincount(pick, minlength=n_direct).tolist())
+
+
+def _endpoint_transfer(model, source, driving):
+    """The anytime pipeline of ``model`` with the candidate times :data:`_ENDPOINTS`.
+
+    The interpolation is removed and everything else kept: the same weights,
+    the downstream selector and the second transfer to the driving frame.
+    """
+    import copy
+
+    ablated = copy.copy(model)  # shares the trained module; only the times change
+    ablated.interpolation_ = np.asarray(_ENDPOINTS, dtype=np.float64)
+    return ablated.anytime_transfer(source, driving).output
 
 
 @shared_cache(maxsize=16)
@@ -309,11 +358,13 @@ def _t_distribution(t, mask):
 _LABELS = {"direct": "direct\n(baseline)", "direct_best_of_3": "direct,\nbest of 3",
            "direct_matched_compute": "direct,\nsame compute",
            "anytime_model_direct": "anytime model,\ndirect path",
+           "anytime_endpoints": "anytime model,\nt in {0, 1}",
            "anytime": "anytime\ninterpolation"}
 _COLOURS = {"direct": "#888888", "direct_best_of_3": "#666666",
             "direct_matched_compute": "#bbbbbb", "anytime_model_direct": "#9ecae1",
-            "anytime": "#3182bd"}
-_BASELINES = ("direct", "anytime_model_direct", "direct_best_of_3")
+            "anytime_endpoints": "#c6dbef", "anytime": "#3182bd"}
+_BASELINES = ("direct", "anytime_model_direct", "direct_best_of_3",
+              "direct_matched_compute", "anytime_endpoints")
 
 
 def _bar_plot(ax, summary, metric, title):
@@ -364,8 +415,49 @@ def _observed(evs, bin_name):
         for key, count in _t_distribution(ev["t"], _mask(ev, bin_name)).items():
             t_counts[key] = t_counts.get(key, 0) + count
     observed[f"{bin_name}_selected_t"] = t_counts
-    observed["best_of_3_picks_per_seed"] = [ev["best_of_3_pick"] for ev in evs.values()]
+    if len(next(iter(evs.values()))["best_of_3_pick"]) > 1:
+        observed["best_of_3_picks_per_seed"] = [ev["best_of_3_pick"] for ev in evs.values()]
     return observed, summary
+
+
+#: Base seed and seed key of the calibration setting (no claim uses either).
+_CALIBRATION_SEED, _CALIBRATION_KEY = 7, 9041
+
+
+def _calibrate(n_seeds=4):
+    """Power figures of the ``"calibration"`` setting (run by hand, not by a claim).
+
+    Returns, per paired AKD difference (pixels) the claims judge or report,
+    the per-seed values, their standard deviation and
+    :func:`~skpaper.papers._stats.seeds_needed` at the judged claim's gap. The
+    quick looks and the small-displacement tolerance were set from this on
+    seeds ``claim_seeds(7, 4, 9041)`` of a configuration no claim runs (40
+    videos, 24 epochs).
+    """
+    from ._stats import claim_seeds, seeds_needed
+
+    seeds = tuple(claim_seeds(_CALIBRATION_SEED, n_seeds, _CALIBRATION_KEY))
+    evs = _evaluation("calibration", _CALIBRATION_SEED, seeds)
+    out = {}
+    # (bin, arm, baseline, gap for seeds_needed): every paired difference the claims use
+    rows = [("large", "anytime", "anytime_endpoints", abs(_LARGE_EOI.value)),
+            ("large", "anytime", _MATCHED, abs(_LARGE_EOI.value)),
+            ("large", "anytime_endpoints", _MATCHED, None),
+            ("large", "direct", _MATCHED, None),
+            ("small", "anytime", _MATCHED, _SMALL_TOLERANCE),
+            ("small", "anytime_to_source", _MATCHED, None),
+            ("small", "no_transfer", _MATCHED, None),
+            ("small", "direct", _MATCHED, None)]
+    out = {}
+    for bin_name, name, base, gap in rows:
+        values = [_bin_mean(ev, name, bin_name) - _bin_mean(ev, base, bin_name)
+                  for ev in evs.values()]
+        sd = float(np.std(values, ddof=1))
+        out[f"{bin_name}:{name}-{base}"] = dict(
+            values=values, mean=float(np.mean(values)), sd=sd,
+            seeds_needed=None if gap is None else seeds_needed(sd, gap))
+    out["seconds"] = {s: ev["seconds"] for s, ev in evs.items()}
+    return out
 
 
 def _arms(scale, evs):
@@ -387,7 +479,8 @@ def _budget_note(scale, evs):
     cfg = _CONFIG[scale]
     sec = {name: np.mean([e["seconds"][name] for e in evs.values()])
            for name in next(iter(evs.values()))["seconds"]}
-    direct = sum(sec[f"direct{k}"] for k in range(_N_DIRECT))
+    n_direct = cfg["n_direct"]
+    direct = sum(sec[f"direct{k}"] for k in range(n_direct))
     note = (f"{len(evs)} paired seeds; per seed {cfg['videos']} training videos of "
             f"{cfg['frames']} frames at {cfg['size']}x{cfg['size']}, {cfg['keypoints']} "
             f"keypoints, width {cfg['width']}, {cfg['epochs']} epochs for every model (same "
@@ -403,56 +496,60 @@ def _budget_note(scale, evs):
 
 
 def _gains(akd, bin_name):
-    """Paired AKD changes (anytime - baseline) over seeds, against each baseline."""
+    """Paired AKD changes (anytime - baseline) over seeds, against each baseline present."""
     return {f"{bin_name}_akd_change_vs_{b}": paired_difference(akd["anytime"], akd[b],
                                                                 alternative="less")
-            for b in _BASELINES}
+            for b in _BASELINES if b in akd}
 
 
-def _worst_change(ev, bin_name):
-    """anytime AKD minus that of the better compute-matched baseline, on one bin."""
-    return max(_bin_mean(ev, "anytime", bin_name) - _bin_mean(ev, b, bin_name)
-               for b in _MATCHED)
+def _change(ev, name, bin_name):
+    """AKD of ``name`` minus that of the same model's direct path, mean over a bin's pairs."""
+    return _bin_mean(ev, name, bin_name) - _bin_mean(ev, _MATCHED, bin_name)
 
 
 # ----------------------------------------------------------------------------------- claim 1
 @register_claim(
     SLUG, "large-displacement-gain",
     "On large-displacement pairs, transfer through the selected anytime interpolant lowers "
-    "the keypoint distance (AKD) compared with the compute-matched direct transfers: the "
-    "same model's direct path and the best of three direct models trained on the same pairs "
-    "and steps.",
+    "the keypoint distance (AKD) compared with the same model and pipeline without "
+    "intermediate poses (same weights, parameters, steps, pairs and training compute; the "
+    "same selector and second transfer, with the endpoint candidates t in {0, 1}).",
     paper_statement="Abstract (only the abstract is public; the method is reconstructed from "
                     "it): anytime interpolation with a selector makes the interpolated-to-"
                     "driving transfer easier than source-to-driving and gives 'significant "
                     "improvements in motion-related metrics' (AKD/MKR) over state-of-the-art "
                     "unsupervised methods.",
     check="per seed, on large-displacement pairs (translation > 40% of the width or a turn "
-          "> 90 degrees), max over the anytime model's own direct path and the best-of-3 "
-          "direct transfer (three direct models, about the anytime model's compute; the "
-          "output whose own re-detected keypoints are closest to the driving keypoints) of "
-          "the mean AKD change (anytime - baseline); over sequential paired seeds its upper "
-          "95% bound < 0. The single direct model (a third of the compute) is reported",
-    control="large displacement removed: the same check on the small-displacement pairs, "
-            "where there is no large move to split",
+          "> 90 degrees), the mean AKD change anytime output - the same model's anytime "
+          "pipeline with the endpoint candidates t in {0, 1} only (t = 0 regenerates the "
+          "source, t = 1 is the direct output; both chained to the driving frame by the same "
+          "selector); over sequential paired seeds its upper 95% bound < 0. The changes "
+          "against the same model's direct path and against an independent direct model are "
+          "reported",
+    control="large displacement removed: the same difference on the small-displacement "
+            "pairs, where there is no large move to split; it must not reach the effect of "
+            "interest (lower bound > -0.1 px)",
     effect_of_interest=_LARGE_EOI)
 def _claim_large(scale, seed, out_dir):
-    cmp = _comparison(scale, seed, ("large", "small"), lambda ev, b: _worst_change(ev, b),
+    def figure(ev, bin_name):
+        return _bin_mean(ev, "anytime", bin_name) - _bin_mean(ev, "anytime_endpoints", bin_name)
+
+    cmp = _comparison(scale, seed, ("large", "small"), figure,
                       method="large", baseline=None, control_method="small",
                       effect_of_interest=_LARGE_EOI, alternative="less",
-                      metric="AKD change vs the better compute-matched baseline (pixels)")
+                      metric="AKD change vs the endpoint-only pipeline (pixels)")
     evs = _evaluations(scale, seed, cmp)
     observed, summary = _observed(evs, "large")
-    gains = _gains(_per_seed_means(evs, "large"), "large")
+    akd = _per_seed_means(evs, "large")
+    observed.update({k: v.to_dict() for k, v in _gains(akd, "large").items()})
     l1 = _per_seed_means(evs, "large", "l1")
-    observed.update({k: v.to_dict() for k, v in gains.items()})
-    observed["large_l1_change_vs_direct"] = paired_difference(
-        l1["anytime"], l1["direct"], alternative="less").to_dict()
+    observed["large_l1_change_vs_anytime_model_direct"] = paired_difference(
+        l1["anytime"], l1[_MATCHED], alternative="less").to_dict()
+    observed["large_akd_endpoints_change_vs_anytime_model_direct"] = paired_difference(
+        akd["anytime_endpoints"], akd[_MATCHED], alternative="less").to_dict()
+    small = _per_seed_means(evs, "small")
+    observed.update({k: v.to_dict() for k, v in _gains(small, "small").items()})
     observed["method"] = "reconstructed from the abstract"
-    if "direct_matched_compute" in summary:
-        akd = _per_seed_means(evs, "large")
-        observed["large_akd_change_vs_direct_matched_compute"] = paired_difference(
-            akd["anytime"], akd["direct_matched_compute"], alternative="less").to_dict()
 
     fig, axes = new_figure(1, 2, figsize=(8.5, 3.2))
     _bar_plot(axes[0], summary, "akd", "large displacement: AKD (mean over seeds)")
@@ -463,47 +560,48 @@ def _claim_large(scale, seed, out_dir):
     grid = _transfer_grid(first, _mask(first, "large"), out_dir)
     result = cmp.claim_result(
         observed=observed, artifacts=[bars, grid],
-        notes=(_budget_note(scale, evs) + " L1 is reported, not judged (the paper claims "
-               "motion metrics). The paper's tables are not public; only the direction of its "
-               "claim is checked."))
+        notes=(_budget_note(scale, evs) + " " + _LOOKS_NOTE + " The judged baseline is the "
+               "anytime model itself with the intermediate poses removed: matched in "
+               "parameters, steps, pairs, losses and training compute by construction, and "
+               "in inference up to one candidate fewer (two instead of three, each chained "
+               "to the driving frame by the same selector). The change against the same "
+               "model's direct path (one transfer, no second pass) is reported: a gain there "
+               "that the endpoint pipeline shares comes from the second pass, not from the "
+               "interpolation. L1 is reported, "
+               "not judged (the paper claims motion metrics). The paper's tables are not "
+               "public; only the direction of its claim is checked."))
     result.arms = {**_arms(scale, evs), "comparison": result.arms}
     return result
-
-
-def _harm(ev, name):
-    """Share of direct transfer's AKD gain over copying the source that ``name`` loses."""
-    direct = _bin_mean(ev, "direct", "small")
-    return ((_bin_mean(ev, name, "small") - direct)
-            / (_bin_mean(ev, "no_transfer", "small") - direct))
 
 
 # ----------------------------------------------------------------------------------- claim 2
 @register_claim(
     SLUG, "small-displacement-no-harm",
-    "On small-displacement pairs, anytime interpolation does not hurt: it keeps most of what "
-    "direct transfer gains over copying the source.",
+    "On small-displacement pairs, anytime interpolation does not hurt: its AKD is at most a "
+    "small tolerance above that of the same model's direct path.",
     paper_statement="Not stated in the abstract (only the abstract is public; the method is "
                     "reconstructed from it): the method targets large displacements, so on "
                     "small ones it should at least not harm the motion metrics.",
-    check="per seed, on small-displacement pairs, (AKD(anytime) - AKD(direct)) / "
-          "(AKD(source copied) - AKD(direct)), the share of direct transfer's gain lost; over "
-          "sequential paired seeds its upper 95% bound < 0.25 (tolerance ours)",
+    check="per seed, on small-displacement pairs, the mean AKD change anytime output - the "
+          "same model's direct path (pixels); over sequential paired seeds its upper 95% bound "
+          "< the tolerance (ours, from the calibration setting)",
     control="transfer removed inside the anytime model: asked to move the source to itself "
-            "(driving = source), its output must lose most of the gain (lower bound > 0.25)",
+            "(driving = source); its AKD change must exceed the tolerance (lower bound > "
+            "tolerance)",
     effect_of_interest=_SMALL_EOI)
 def _claim_small(scale, seed, out_dir):
-    cmp = _comparison(scale, seed, ("anytime", "anytime_to_source"), _harm,
+    cmp = _comparison(scale, seed, ("anytime", "anytime_to_source"),
+                      lambda ev, name: _change(ev, name, "small"),
                       method="anytime", baseline=None, control_method="anytime_to_source",
                       effect_of_interest=_SMALL_EOI, alternative="less",
                       margin=_SMALL_TOLERANCE,
-                      metric="share of direct transfer's AKD gain over the source lost")
+                      metric="AKD change vs the same model's direct path (pixels)")
     evs = _evaluations(scale, seed, cmp)
     observed, summary = _observed(evs, "small")
     akd = _per_seed_means(evs, "small")
-    observed.update({"small_akd_increase_vs_direct": paired_difference(
-                         akd["anytime"], akd["direct"], alternative="less").to_dict(),
-                     "small_akd_source_copied_vs_direct": paired_difference(
-                         akd["no_transfer"], akd["direct"], alternative="greater").to_dict(),
+    observed.update({k: v.to_dict() for k, v in _gains(akd, "small").items()})
+    observed.update({"small_akd_source_copied_vs_anytime_model_direct": paired_difference(
+                         akd["no_transfer"], akd[_MATCHED], alternative="greater").to_dict(),
                      "method": "reconstructed from the abstract"})
 
     fig, axes = new_figure(1, 2, figsize=(8.5, 3.2))
@@ -512,7 +610,7 @@ def _claim_small(scale, seed, out_dir):
     axes[1].set_ylabel("L1")
     bars = save_figure(fig, out_dir, "small_displacement_metrics")
     result = cmp.claim_result(observed=observed, artifacts=[bars],
-                              notes=_budget_note(scale, evs))
+                              notes=_budget_note(scale, evs) + " " + _LOOKS_NOTE)
     result.arms = {**_arms(scale, evs), "comparison": result.arms}
     return result
 
