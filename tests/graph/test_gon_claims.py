@@ -51,3 +51,36 @@ def test_label_free_constraint_has_no_label_pairs():
     model = gon._constraint_model(label_pairs=False)()
     positive, negative = model._label_pairs()
     assert positive.shape == (2, 0) and negative.shape == (2, 0)
+
+
+def test_permuted_arms_use_independent_fixed_permutations():
+    import torch
+
+    from skpaper.papers import graph_of_net as gon
+
+    seen = {}
+    for key in (1, 2):
+        cls = gon._constraint_model(label_pairs=False, shuffle_positions=key)
+
+        class _Probe(cls):
+            def _constraint_loss(self, positions, v, epoch):
+                out = super()._constraint_loss(positions, v, epoch)
+                seen.setdefault(key, []).append(self._position_perm.copy())
+                return out
+
+        graph, y = gon._split_signal_gon(0, 60)
+        ids = np.arange(60).reshape(-1, 1)
+        _Probe(gon=graph, hidden_dim=8, max_epochs=3, random_state=0,
+               device="cpu").fit(ids[:30], y[:30])
+        assert all(np.array_equal(p, seen[key][0]) for p in seen[key])  # fixed per fit
+        assert sorted(seen[key][0]) == list(range(60))
+    assert not np.array_equal(seen[1][0], seen[2][0])
+    assert torch.get_default_dtype() == torch.float32
+
+
+def test_true_pulls_carry_class_information_permuted_do_not():
+    from skpaper.papers import graph_of_net as gon
+
+    purity = gon._pull_purity("quick", 7)
+    assert purity["true_positions"] > purity["chance"] + 0.15
+    assert abs(purity["permuted_positions"] - purity["chance"]) < 0.05
