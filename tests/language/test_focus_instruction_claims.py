@@ -36,3 +36,24 @@ def test_reported_claims_are_our_adaptations():
     for claim_id in ("steerability", "robustness", "unseen-feature-generalisation"):
         assert claims[claim_id].effect_of_interest is not None
     assert claims["steerability"].effect_of_interest.source == "paper"
+
+
+def test_text_robustness_calibration_is_a_separate_setting():
+    from skpaper.papers._stats import claim_seeds
+
+    quick, calibration = paper._SCALES["quick"], paper._SCALES["rob_calibration"]
+    # a different configuration and a different seed stream from the claim's
+    assert (calibration["rob_train"], calibration["rob_lm"]) != (quick["rob_train"],
+                                                                quick["rob_lm"])
+    assert not set(claim_seeds(0, 8, 98)) & set(claim_seeds(0, max(quick["rob_looks"]), 3))
+    assert paper._ROBUST_EOI.source == "ours" and paper._ROBUST_EOI.value > 0
+
+
+def test_text_robustness_run_reports_every_split_for_both_models():
+    cfg = dict(paper._SCALES["smoke"], rob_train=90, rob_test=12, rob_lm=(1, 16, 1))
+    out = paper._text_robust_run(cfg, 5, "cpu")
+    assert set(out) == set(paper._SPLITS)
+    for row in out.values():
+        assert set(row) == {"fit_focus_C_ignore_S", "fit_empty", "fit_focus_S_on_y_S", "vanilla"}
+        # 12 test texts: every accuracy is a multiple of 1/12 in [0, 1]
+        assert all(0.0 <= v <= 1.0 and abs(v * 12 - round(v * 12)) < 1e-9 for v in row.values())
