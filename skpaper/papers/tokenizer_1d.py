@@ -49,8 +49,9 @@ _CONFIG = {
                   clip_steps=80, n_random=3, looks=(2,), copy_encoder="mlp"),
     "quick": dict(encoder="mlp", width=128, steps=800, warmup=200, reset=200, tto_iter=150,
                   n_eval=80, inpaint_tokens=(4, 16), realism_tokens=(2, 16),
-                  swap_tokens=4, clip_steps=500, n_random=10, looks=(3, 6),
-                  copy_encoder="vit"),
+                  swap_tokens=8, clip_steps=500, n_random=5, looks=(3, 6),
+                  inpaint_looks=(4, 8), copy_looks=(4, 8), copy_encoder="vit",
+                  copy=dict(width=64, depth=1, patch=2, steps=600, warmup=150, reset=150)),
     "full": dict(encoder="vit", width=128, steps=3000, warmup=400, reset=250, tto_iter=600,
                  n_eval=200, inpaint_tokens=(4, 16, 32), realism_tokens=(2, 4, 8, 16, 32),
                  swap_tokens=8, clip_steps=2000, n_random=20, looks=(5, 10),
@@ -72,13 +73,14 @@ _COPY_EOI = EffectOfInterest(
 
 
 #: The calibration setting of the quick looks (see :func:`calibrate_looks`): other seeds
-#: (stream key 43, 1), other token counts (8 for inpainting and token copy, 2 vs 8 for
-#: realism), 60 images, 600 tokenizer steps, 5 random positions. The quick looks (3, 6)
-#: predate it: its first run (3 seeds, ViT token copy first) did not finish, so they are
-#: not yet checked against its seeds_needed.
+#: (stream key 43, 1), other token counts (8 for inpainting, 6 for token copy, 2 vs 8 for
+#: realism), 60 images, 600 tokenizer steps (500 for the token-copy ViT). On 3 seeds it
+#: asked 7 seeds for inpainting (SD 0.045) and 7 for token copy (SD 0.089): their quick
+#: looks are (4, 8). The realism looks (3, 6) predate it and are not yet checked against it.
 _CALIBRATION = dict(_CONFIG["quick"], steps=600, warmup=150, reset=150, tto_iter=150, n_eval=60,
-                    inpaint_tokens=(8,), realism_tokens=(2, 8), swap_tokens=8, clip_steps=400,
-                    n_random=5)
+                    inpaint_tokens=(8,), realism_tokens=(2, 8), swap_tokens=6, clip_steps=400,
+                    n_random=5,
+                    copy=dict(width=64, depth=1, patch=2, steps=500, warmup=125, reset=125))
 
 
 def _config(scale):
@@ -107,8 +109,9 @@ def calibrate_looks(seed=0, n_seeds=3, claims=("inpainting", "realism", "copy"))
     from ._stats import seeds_needed
 
     seeds = claim_seeds(seed, n_seeds, 43, 1)
-    arms = {"inpainting": (lambda s: _inpainting_figure("calibration", s, True),
-                           lambda s: _inpainting_figure("calibration", s, False), _INPAINT_EOI),
+    arms = {"inpainting": (lambda s: _inpainting_figure("calibration", s, "tto_vq"),
+                           lambda s: _inpainting_figure("calibration", s, "tto_vq_untrained"),
+                           _INPAINT_EOI),
             "realism": (lambda s: _realism_figure("calibration", s, "generated"),
                         lambda s: _realism_figure("calibration", s, "reconstruction"),
                         _REALISM_EOI),
@@ -156,21 +159,29 @@ def _attribute_digits(seed):
 
 @shared_cache(maxsize=48)
 def _tokenizer(dataset, n_tokens, scale, seed, encoder=None):
-    """A tokenizer trained on the training split of ``dataset``, cached per process."""
+    """A tokenizer trained on the training split of ``dataset``, cached per process.
+
+    The token-copy tokenizer (``dataset="dim-digits"``) takes its sizes from the
+    scale's ``copy`` entry when there is one.
+    """
     from skpaper.vision import VQTokenizer1D
 
     cfg = _config(scale)
     if dataset == "digits":
         X = _digits(seed).X_train
+        sizes = {}
     else:
         d, train, _ = _attribute_digits(seed)
         X = d.data[train]
+        sizes = cfg.get("copy", {})
+    sizes = {"width": cfg["width"], "depth": 2, "patch": 2, "steps": cfg["steps"],
+             "warmup": cfg["warmup"], "reset": cfg["reset"], **sizes}
     batch = 128
-    epochs = math.ceil(cfg["steps"] / math.ceil(X.shape[0] / batch))
+    epochs = math.ceil(sizes["steps"] / math.ceil(X.shape[0] / batch))
     return VQTokenizer1D(
         n_tokens=n_tokens, token_dim=8, codebook_size=128, encoder=encoder or cfg["encoder"],
-        width=cfg["width"], depth=2, n_heads=4, patch_size=2, warmup_steps=cfg["warmup"],
-        dead_code_reset_every=cfg["reset"], max_epochs=epochs,
+        width=sizes["width"], depth=sizes["depth"], n_heads=4, patch_size=sizes["patch"],
+        warmup_steps=sizes["warmup"], dead_code_reset_every=sizes["reset"], max_epochs=epochs,
         batch_size=batch, lr=2e-3, random_state=seed, device="auto",
     ).fit(X)
 
@@ -250,7 +261,8 @@ def _random_codebook(tok, seed):
 
     import torch
 
-    tok = copy.deepcopy(tok)
+    with torch.random.fork_rng(devices=[]):  # unpickling rebuilds the network at random
+        tok = copy.deepcopy(tok)
     emb = tok.module_.quantizer.embedding
     gen = torch.Generator().manual_seed(int(seed))
     with torch.no_grad():
@@ -259,10 +271,40 @@ def _random_codebook(tok, seed):
     return tok
 
 
+def _untrained(tok, seed):
+    """A copy of ``tok`` with every weight and the codebook redrawn at initialisation.
+
+    The architecture, the quantizer and the test-time optimiser stay; what the
+    tokenizer learned from the digits (the inpainting control) is gone. Torch's
+    global random state is left as it was.
+    """
+    import copy
+
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        tok = copy.deepcopy(tok)
+        torch.manual_seed(int(seed))
+        for module in tok.module_.modules():
+            if module is not tok.module_ and hasattr(module, "reset_parameters"):
+                module.reset_parameters()
+        emb = tok.module_.quantizer.embedding
+        with torch.no_grad():
+            emb.copy_(torch.randn(emb.shape, dtype=emb.dtype).to(emb.device))
+    return tok
+
+
+#: The TTO-via-VQ arms of the inpainting claim: the trained tokenizer (the check), the
+#: trained tokenizer with a random codebook (reported), an untrained tokenizer (the control).
+_INPAINT_VARIANTS = {"tto_vq": None, "tto_vq_random_codebook": _random_codebook,
+                     "tto_vq_untrained": _untrained}
+
+
 @shared_cache(maxsize=32)
-def _inpainting_seed(scale, s, learned=True):
-    """Per-arm hidden/known-half MSE and judge accuracy for one seed (``learned=False``: the
-    trained tokenizer with a random codebook)."""
+def _inpainting_seed(scale, s):
+    """Per-arm hidden/known-half MSE and judge accuracy for one seed: encoding the masked
+    image and TTO on continuous latents with the trained tokenizer, and TTO via the VQ with
+    the trained, the random-codebook and the untrained tokenizer."""
     from skpaper.datasets import make_inpainting_mask
     from skpaper.vision import MaskedReconstruction, TokenTestTimeOptimizer
 
@@ -275,11 +317,11 @@ def _inpainting_seed(scale, s, learned=True):
     seeds = X * known
     out = {}
     for n_tokens in cfg["inpaint_tokens"]:
-        tok = _tokenizer("digits", n_tokens, scale, s)
-        if not learned:
-            tok = _random_codebook(tok, s + n_tokens)
-        outputs = {"encode": tok.inverse_transform(tok.transform(seeds))}
-        for arm, through_vq in (("tto_vq", True), ("tto_continuous", False)):
+        trained = _tokenizer("digits", n_tokens, scale, s)
+        outputs = {"encode": trained.inverse_transform(trained.transform(seeds))}
+        arms = [(name, trained if change is None else change(trained, s + n_tokens), True)
+                for name, change in _INPAINT_VARIANTS.items()]
+        for arm, tok, through_vq in arms + [("tto_continuous", trained, False)]:
             tto = TokenTestTimeOptimizer(tok, MaskedReconstruction(X, known),
                                          n_iter=cfg["tto_iter"], lr=0.1,
                                          through_vq=through_vq, random_state=s)
@@ -293,11 +335,12 @@ def _inpainting_seed(scale, s, learned=True):
     return out
 
 
-def _inpainting_figure(scale, s, learned=True):
-    """Worst relative hidden-half MSE change of TTO via VQ over token counts and other arms."""
-    r = _inpainting_seed(scale, s, learned)
+def _inpainting_figure(scale, s, arm="tto_vq"):
+    """Worst relative hidden-half MSE change of ``arm`` (a TTO-via-VQ arm) over the token
+    counts and the trained tokenizer's other two arms (encoding, continuous latents)."""
+    r = _inpainting_seed(scale, s)
     tokens = _config(scale)["inpaint_tokens"]
-    return max((r[(t, "tto_vq")]["hidden_mse"] - r[(t, o)]["hidden_mse"]) / r[(t, o)]["hidden_mse"]
+    return max((r[(t, arm)]["hidden_mse"] - r[(t, o)]["hidden_mse"]) / r[(t, o)]["hidden_mse"]
                for t in tokens for o in ("encode", "tto_continuous"))
 
 
@@ -314,34 +357,38 @@ def _inpainting_figure(scale, s, learned=True):
           "masked image, TTO on continuous latents) of (hidden-half MSE(TTO via VQ) - "
           "MSE(other)) / MSE(other); over sequential paired seeds its upper 95% bound < 0. "
           "The judge accuracies are reported",
-    control="the quantizer's prior removed: the same comparison with the trained tokenizer's "
-            "codebook redrawn at random (Gaussian codes with the learned codebook's "
-            "per-dimension mean and spread; encoder and decoder kept), same arms and steps",
+    control="the learned tokenizer removed: TTO via the VQ of an untrained tokenizer (the "
+            "same architecture, quantizer, steps and learning rate; every weight and the "
+            "codebook at their initial draw) against the same two arms of the trained "
+            "tokenizer. A trained tokenizer whose codebook is redrawn at random (encoder and "
+            "decoder kept) is reported beside it",
     effect_of_interest=_INPAINT_EOI)
 def _claim_inpainting(scale, seed, out_dir):
     cfg = _config(scale)
 
-    def worst(learned):
+    def worst(arm):
         def run(s):
-            return ArmRun(_inpainting_figure(scale, s, learned),
+            return ArmRun(_inpainting_figure(scale, s, arm),
                           train_steps=cfg["tto_iter"], train_examples=cfg["n_eval"],
-                          extra={"tokenizer_steps": cfg["steps"],
-                                 "codebook": "learned" if learned else "random"})
+                          extra={"tokenizer_steps": cfg["steps"] if arm == "tto_vq" else 0})
         return run
 
-    cmp = run_comparison({"learned_codebook": worst(True), "random_codebook": worst(False)},
-                         method="learned_codebook", baseline=None,
-                         control_method="random_codebook", seed=seed, looks=cfg["looks"],
+    cmp = run_comparison({"trained_tokenizer": worst("tto_vq"),
+                          "untrained_tokenizer": worst("tto_vq_untrained")},
+                         method="trained_tokenizer", baseline=None,
+                         control_method="untrained_tokenizer", seed=seed,
+                         looks=cfg.get("inpaint_looks", cfg["looks"]),
                          effect_of_interest=_INPAINT_EOI, alternative="less",
                          metric="relative hidden-half MSE change of TTO via VQ, worst case")
     seeds = cmp.seeds
     per_seed = [_inpainting_seed(scale, s) for s in seeds]
-    observed = {}
+    observed = {"random_codebook_figure_per_seed": [
+        _inpainting_figure(scale, s, "tto_vq_random_codebook") for s in seeds]}
     for n_tokens in cfg["inpaint_tokens"]:
         def series(arm, key, n_tokens=n_tokens):
             return [r[(n_tokens, arm)][key] for r in per_seed]
 
-        for arm in ("encode", "tto_vq", "tto_continuous"):
+        for arm in ("encode", "tto_continuous", *_INPAINT_VARIANTS):
             for key in ("hidden_mse", "known_mse", "judge_acc"):
                 observed[f"T{n_tokens}_{arm}_{key}_per_seed"] = series(arm, key)
         for other in ("encode", "tto_continuous"):
@@ -351,8 +398,10 @@ def _claim_inpainting(scale, seed, out_dir):
     grids = {t: per_seed[0][("images", t)] for t in cfg["inpaint_tokens"]}
     fig, axes = new_figure(1, len(grids), figsize=(4.2 * len(grids), 3.4), squeeze=False)
     for ax, (n_tokens, (X, masked, outputs)) in zip(axes[0], grids.items()):
-        rows = [X, masked, outputs["encode"], outputs["tto_vq"], outputs["tto_continuous"]]
-        _image_grid(ax, rows, ["original", "masked", "encode", "TTO via VQ", "TTO cont."], 10)
+        rows = [X, masked, outputs["encode"], outputs["tto_vq"], outputs["tto_continuous"],
+                outputs["tto_vq_untrained"]]
+        _image_grid(ax, rows, ["original", "masked", "encode", "TTO via VQ", "TTO cont.",
+                               "untrained VQ"], 10)
         ax.set_title(f"{n_tokens} tokens: bottom half hidden")
     artifact = save_figure(fig, out_dir, "inpainting_grid")
     arms = {}
@@ -361,13 +410,19 @@ def _claim_inpainting(scale, seed, out_dir):
         arms[f"T{n_tokens}_tto_vq"] = tok_arm
         arms[f"T{n_tokens}_tto_continuous"] = tok_arm
         arms[f"T{n_tokens}_encode"] = {**tok_arm, "tto_steps": 0}
+        arms[f"T{n_tokens}_tto_vq_untrained"] = {**tok_arm, "tokenizer_steps": 0}
     result = cmp.claim_result(
         observed=observed, artifacts=[artifact],
         notes=(f"{cfg['n_eval']} test digits per seed, bottom half hidden, {cfg['tto_iter']} "
                f"Adam steps at lr 0.1 from the encoding of the masked image; tokenizer "
                f"{cfg['encoder']} with {cfg['steps']} training steps; the judge is a logistic "
                "regression on the training pixels. Both TTO arms share the tokenizer, the steps, "
-               "the learning rate and the seeds. The paper reports FID on ImageNet, not these "
+               "the learning rate and the seeds. The paper's statement is about optimising "
+               "through the trained tokenizer's quantizer (against the post-quantisation "
+               "ablation and plain encoding); the control removes the trained tokenizer. "
+               "A random codebook in the trained tokenizer (random_codebook_figure_per_seed) "
+               "keeps most of the gain: it comes from quantising into a trained decoder, not "
+               "from where the learned codes sit. The paper reports FID on ImageNet, not these "
                "figures."),
     )
     result.arms = {**arms, "comparison": result.arms}
@@ -596,13 +651,15 @@ def _token_copy_seed(scale, s):
     train_codes = tok.transform(X_tr)
     positions, scores = find_attribute_positions(train_codes, a_tr)
     rng = np.random.default_rng(s)
-    # The control's position: found the same way against attribute labels shuffled between
-    # the training images (the link between position and attribute removed).
-    permuted, _ = find_attribute_positions(train_codes, rng.permutation(a_tr))
+    # The control's positions: found the same way against attribute labels shuffled between
+    # the training images (the link between position and attribute removed), one per
+    # shuffle, their edit successes averaged.
+    permuted = [find_attribute_positions(train_codes, rng.permutation(a_tr))[0]
+                for _ in range(cfg["n_random"])]
     codes = tok.transform(d.data[test])
     a_te, y_te = d.attribute[test], d.target[test]
     with_attr, without = np.flatnonzero(a_te == 1), np.flatnonzero(a_te == 0)
-    m = min(len(with_attr), len(without), cfg["n_eval"])
+    m = min(len(with_attr), len(without))  # every test pair: the edits averaged per seed
     src, dst = with_attr[:m], without[:m]
 
     def success(position):
@@ -610,15 +667,19 @@ def _token_copy_seed(scale, s):
                              np.asarray(position))
 
     best = success(positions[:1])
-    random_runs = [success(rng.integers(n_tokens, size=1)) for _ in range(cfg["n_random"])]
+    # A random position, in expectation: the mean over every position (no draw noise).
+    random_runs = [success(np.array([k])) for k in range(n_tokens)]
+    permuted_runs = [success(p[:1]) for p in permuted]
     base = tok.inverse_transform(codes[dst])
     return {"attribute_position": best[0],
             "random_position": float(np.mean([r[0] for r in random_runs])),
-            "permuted_label_position": success(permuted[:1])[0],
+            "permuted_label_position": float(np.mean([r[0] for r in permuted_runs])),
             "dim_rate": best[1], "digit_kept": best[2],
             "dim_rate_random": float(np.mean([r[1] for r in random_runs])),
             "digit_kept_random": float(np.mean([r[2] for r in random_runs])),
-            "position": int(positions[0]), "permuted_position": int(permuted[0]),
+            "success_per_position": [round(r[0], 4) for r in random_runs],
+            "position": int(positions[0]),
+            "permuted_positions": [int(p[0]) for p in permuted],
             "scores": np.round(scores, 4).tolist(), "n_pairs": int(m),
             "without_edit": float(attr_judge.predict(base).mean()),
             "digit_kept_without_edit": float(digit_judge.score(base, y_te[dst])),
@@ -651,7 +712,8 @@ def _claim_token_copy(scale, seed, out_dir):
 
     def arm(name):
         def run(s):
-            return ArmRun(_token_copy_seed(scale, s)[name], train_examples=cfg["n_eval"],
+            return ArmRun(_token_copy_seed(scale, s)[name],
+                          train_examples=_token_copy_seed(scale, s)["n_pairs"],
                           extra={"tokenizer": cfg["copy_encoder"],
                                  "tokenizer_steps": cfg["steps"], "positions_copied": 1})
         return run
@@ -659,13 +721,15 @@ def _claim_token_copy(scale, seed, out_dir):
     names = ("attribute_position", "random_position", "permuted_label_position")
     cmp = run_comparison({n: arm(n) for n in names}, method="attribute_position",
                          baseline="random_position", control_method="permuted_label_position",
-                         seed=seed, looks=cfg["looks"], effect_of_interest=_COPY_EOI,
+                         seed=seed, looks=cfg.get("copy_looks", cfg["looks"]),
+                         effect_of_interest=_COPY_EOI,
                          metric="share of edits with the attribute and the digit kept")
     per_seed = [_token_copy_seed(scale, s) for s in cmp.seeds]
     observed = {
         "n_tokens": cfg["swap_tokens"], "tokenizer": cfg["copy_encoder"],
         "attribute_position_per_seed": [r["position"] for r in per_seed],
-        "permuted_label_position_per_seed": [r["permuted_position"] for r in per_seed],
+        "permuted_label_positions_per_seed": [r["permuted_positions"] for r in per_seed],
+        "success_per_position_per_seed": [r["success_per_position"] for r in per_seed],
         "position_scores_first_seed": per_seed[0]["scores"],
         **{f"{k}_per_seed": [r[k] for r in per_seed]
            for k in ("dim_rate", "dim_rate_random", "digit_kept", "digit_kept_random",
@@ -682,9 +746,12 @@ def _claim_token_copy(scale, seed, out_dir):
         notes=("Attribute: 'dim' (intensities scaled by 0.4, a lighting analogue) on a random "
                "half of the digits; the tokenizer is trained on that mixture. The position is "
                "found on the training split by adjusted mutual information between code and "
-               "attribute; the judge is a logistic regression on the training pixels. Random "
-               f"positions ({cfg['n_random']} draws per seed) are uniform (they may hit the "
-               "attribute position). The digit judge is a logistic regression too."),
+               "attribute; the judge is a logistic regression on the training pixels. Every "
+               "dim test image is paired with a plain one (all pairs, the edits averaged "
+               "within the seed). The random position is its expectation: the mean over all "
+               f"{cfg['swap_tokens']} positions (which include the attribute position). The "
+               f"control averages {cfg['n_random']} shuffles of the labels. The digit judge is "
+               "a logistic regression too."),
     )
     result.arms = {"tokenizer": _tokenizer_arm(first["tokenizer"], cfg),
                    "comparison": result.arms}

@@ -33,8 +33,11 @@ def test_tokenizer_1d_claim_runs_at_smoke_scale(claim_id, tmp_path):
         # TTO fits the known pixels: its error there is far below plain encoding's
         assert max(obs["T4_tto_vq_known_mse_per_seed"]) < min(
             obs["T4_encode_known_mse_per_seed"])
-        # the control's codebook is redrawn: its figures differ from the learned one's
-        assert obs["per_seed"]["random_codebook"] != obs["per_seed"]["learned_codebook"]
+        # the control's tokenizer is untrained: its TTO fills the hidden half far worse
+        assert obs["per_seed"]["untrained_tokenizer"] != obs["per_seed"]["trained_tokenizer"]
+        assert min(obs["T4_tto_vq_untrained_hidden_mse_per_seed"]) > max(
+            obs["T4_tto_vq_hidden_mse_per_seed"])
+        assert len(obs["random_codebook_figure_per_seed"]) == n_seeds
     elif claim_id == "realism-vs-compression":
         # the held-out images are at Fréchet distance 0 from themselves
         assert obs["reference_frechet_to_itself"] == pytest.approx(0.0, abs=1e-9)
@@ -50,6 +53,10 @@ def test_tokenizer_1d_claim_runs_at_smoke_scale(claim_id, tmp_path):
         assert _CONFIG["quick"]["copy_encoder"] == _CONFIG["full"]["copy_encoder"] == "vit"
         assert all(0 <= p < obs["n_tokens"] for p in obs["attribute_position_per_seed"])
         assert all(0 <= r <= 1 for r in obs["without_edit_per_seed"])
+        # the random position is the mean over every position
+        for value, per_position in zip(obs["per_seed"]["random_position"],
+                                       obs["success_per_position_per_seed"]):
+            assert value == pytest.approx(np.mean(per_position), abs=1e-3)
         # an edit that succeeds carries the attribute and keeps the digit: it is counted in both
         for arm in ("attribute_position", "random_position", "permuted_label_position"):
             assert all(0 <= v <= 1 for v in obs["per_seed"][arm])
@@ -72,3 +79,23 @@ def test_frechet_distance_matches_the_closed_form():
     assert _frechet_distance(a, a) == 0.0
     # a collapsed set (one repeated image) is far from the spread-out one
     assert _frechet_distance(np.repeat(a[:1], 50, axis=0), a) > _frechet_distance(a[:150], a)
+
+
+def test_inpainting_control_tokenizer_is_redrawn_and_leaves_torch_rng_alone():
+    import torch
+
+    from skpaper.papers.tokenizer_1d import _random_codebook, _tokenizer, _untrained
+
+    tok = _tokenizer("digits", 4, "smoke", 1)
+    state = torch.random.get_rng_state()
+    untrained, shuffled = _untrained(tok, 3), _random_codebook(tok, 3)
+    assert torch.equal(state, torch.random.get_rng_state())
+    trained = dict(tok.module_.named_parameters())
+    redrawn = dict(untrained.module_.named_parameters())
+    assert all(not torch.equal(trained[k], redrawn[k]) for k in trained if trained[k].numel() > 1)
+    codebook = dict(shuffled.module_.named_parameters())
+    assert not torch.equal(codebook["quantizer.embedding"], trained["quantizer.embedding"])
+    assert all(torch.equal(codebook[k], trained[k]) for k in trained if "quantizer" not in k)
+    # the fitted tokenizer itself is untouched
+    assert torch.equal(dict(tok.module_.named_parameters())["quantizer.embedding"],
+                       trained["quantizer.embedding"])
