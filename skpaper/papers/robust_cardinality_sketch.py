@@ -9,9 +9,12 @@ control, on two held-out settings that must both hold. The calibration
 settings share no configuration with them: the default ``key_epsilon`` was
 calibrated on uniform attacks at ``k = 128`` on 5,000 keys and a capped Pareto
 workload at ``k = 96`` on 12,000 keys, and the search target and these looks
-at ``k = 96`` on 3,000 keys (see ``_LOOKS``). The claims use ``k = 160`` on
-4,000 keys and ``k = 256`` on 8,000 keys, ``epsilon = 51.2 / k`` (the
-library default's ``k * epsilon``), attacks up to 8,192 queries.
+at ``k = 96`` on 3,000 keys (see ``_LOOKS``); the Pareto claim's looks on a
+Pareto workload at ``k = 192`` on 20,000 keys (see ``_PARETO_LOOKS``). The
+attack claims use ``k = 160`` on 4,000 keys and ``k = 256`` on 8,000 keys, the
+Pareto claim ``k = 160`` on 16,000 and ``k = 256`` on 24,000 keys, all with
+``epsilon = 51.2 / k`` (the library default's ``k * epsilon``), attacks up to
+8,192 queries.
 """
 
 import numpy as np
@@ -99,7 +102,7 @@ def _robust_bound(runs):
     return mean_interval([_deviation(r) for r in runs], alternative="less", margin=_TOLERANCE)
 
 
-def _band_comparison(run, scale, seed, key, label):
+def _band_comparison(run, scale, seed, key, label, looks=None):
     """The tracking deviation within the band on sequential seeds, basic as control.
 
     ``run(mode, s)`` returns one attack result (cached, so the standard
@@ -107,7 +110,7 @@ def _band_comparison(run, scale, seed, key, label):
     """
     arms = {mode: (lambda s, m=mode: _deviation(run(m, s))) for mode in ("tracking", "basic")}
     return run_comparison(arms, method="tracking", baseline=None, control_method="basic",
-                          seed=seed, looks=_LOOKS[scale], key=key,
+                          seed=seed, looks=_LOOKS[scale] if looks is None else looks, key=key,
                           effect_of_interest=_BAND_EOI, alternative="less", margin=_TOLERANCE,
                           metric=f"max(|ratio_in - 1|, |ratio_out - 1|) [{label}]")
 
@@ -415,6 +418,72 @@ _PARETO = {
 }
 _PARETO["full"] = [{**c, "n_queries": 2 * c["n_queries"]} for c in _PARETO["quick"]]
 _R_FRACTION = 8
+# Calibration setting of the Pareto claim's looks (no claim runs it): its own
+# sketch size, ground set, query count and size, and seed stream key 97.
+_PARETO_CALIBRATION = {"label": "k192-n20000", "n": 20000, "k": 192, "n_queries": 2816,
+                       "query_size": 520}
+# Looks of the Pareto claim, from _calibration_pareto(seed=0, n_seeds=10) on
+# _PARETO_CALIBRATION (epsilon 51.2 / 192, r = t/8 = 352): the tracking deviation
+# had mean 0.142, SD 0.075 (range 0.058-0.287), so seeds_needed(0.075, 0.25 -
+# 0.142) = 5; the basic control (mean 0.926, SD 0.097) needs 2. Looks 4 and 8 put
+# the needed 5 between them, the same looks as the uniform attack's _LOOKS.
+_PARETO_LOOKS = {"smoke": (2,), "quick": (4, 8), "full": (4, 8, 16)}
+
+
+def _pareto_workload(cfg):
+    """Cached Pareto-pattern queries (and per-key participation), one workload per seed."""
+    from ..datasets import make_participation_queries
+
+    workloads = {}
+
+    def workload(s):
+        if s not in workloads:
+            workloads[s] = make_participation_queries(
+                cfg["n"], cfg["n_queries"], query_size=cfg["query_size"], pattern="pareto",
+                max_participation=cfg["n_queries"] // _R_FRACTION, random_state=s)
+        return workloads[s]
+
+    return workload
+
+
+def _pareto_attack(mode, cfg, s, workload):
+    """The correlation attack scoring keys from the seed's Pareto workload."""
+    from ..sketch import RobustCardinalitySketch
+    from ..sketch.attacks import correlation_attack, secret_lowest_keys
+
+    keys = np.arange(cfg["n"])
+    queries, _ = workload(s)
+    est = RobustCardinalitySketch(k=cfg["k"], mode=mode, epsilon=cfg["epsilon"],
+                                  random_state=s).fit()
+    res = correlation_attack(est, keys, queries=queries,
+                             true_lowest=secret_lowest_keys(est, keys, 2 * cfg["k"]),
+                             random_state=s + 1)
+    res["n_deactivated"] = est.n_deactivated_
+    res["n_rehashes"] = est.n_rehashes_
+    return res
+
+
+def _calibration_pareto(seed=0, n_seeds=10, setting=None):
+    """Power figure of the Pareto claim on its calibration setting (no claim runs it).
+
+    ``setting`` defaults to ``_PARETO_CALIBRATION``; the seeds come from stream key 97.
+    Returns the per-seed deviation of the tracking estimator (the check) and of the
+    basic one (the control), their means and SDs, and the seeds a one-look t test
+    needs: for the check, to put its upper bound below 0.25 from the calibration mean;
+    for the control, to put its lower bound above 0.25.
+    """
+    from ._stats import seeds_needed
+
+    cfg = _cfg(setting or _PARETO_CALIBRATION)
+    workload = _pareto_workload(cfg)
+    out = {"setting": cfg}
+    for role, mode in (("check", "tracking"), ("control", "basic")):
+        dev = np.array([_deviation(_pareto_attack(mode, cfg, s, workload))
+                        for s in claim_seeds(seed, n_seeds, 97)])
+        mean, sd = float(dev.mean()), float(dev.std(ddof=1))
+        out[role] = {"mode": mode, "deviation": dev.round(4).tolist(), "mean": mean,
+                     "sd": sd, "seeds_needed": seeds_needed(sd, _TOLERANCE - mean)}
+    return out
 
 
 @register_claim(
@@ -427,7 +496,8 @@ _R_FRACTION = 8
                     "number of queries t; the simulations use Uniform and Pareto query "
                     "patterns, and the gain is largest where r << t (abstract; section on "
                     "simulations).",
-    check="per setting, on sequential paired seeds (looks 4, 8 at quick; one workload, "
+    check="per setting, on sequential paired seeds (looks 4, 8 at quick, from a Pareto "
+          "calibration setting, k=192 on 20,000 keys; one workload, "
           "secret hash and attack per seed, shared by the modes): the upper 95% bound of the "
           "tracking mean max(|ratio_in - 1|, |ratio_out - 1|) after the attack on t "
           "Pareto-pattern queries below 0.25, both settings (contradicted when a lower bound "
@@ -436,37 +506,14 @@ _R_FRACTION = 8
     effect_of_interest=_BAND_EOI,
 )
 def _claim_pareto(scale, seed, out_dir):
-    from ..datasets import make_participation_queries
-    from ..sketch import RobustCardinalitySketch
-    from ..sketch.attacks import correlation_attack, secret_lowest_keys
-
     comparisons, observed, all_runs, last_part = {}, {}, {}, {}
     for i, setting in enumerate(_PARETO[scale]):
         cfg, label = _cfg(setting), setting["label"]
-        keys = np.arange(cfg["n"])
         r_cap = cfg["n_queries"] // _R_FRACTION
-        workloads = {}
-
-        def workload(s, cfg=cfg, r_cap=r_cap, workloads=workloads):
-            if s not in workloads:
-                workloads[s] = make_participation_queries(
-                    cfg["n"], cfg["n_queries"], query_size=cfg["query_size"],
-                    pattern="pareto", max_participation=r_cap, random_state=s)
-            return workloads[s]
-
-        def make(mode, s, cfg=cfg, keys=keys, workload=workload):
-            queries, _ = workload(s)
-            est = RobustCardinalitySketch(k=cfg["k"], mode=mode, epsilon=cfg["epsilon"],
-                                          random_state=s).fit()
-            res = correlation_attack(est, keys, queries=queries,
-                                     true_lowest=secret_lowest_keys(est, keys, 2 * cfg["k"]),
-                                     random_state=s + 1)
-            res["n_deactivated"] = est.n_deactivated_
-            res["n_rehashes"] = est.n_rehashes_
-            return res
-
-        run = _cached(make)
-        comparisons[label] = _band_comparison(run, scale, seed, (2, i), label)
+        workload = _pareto_workload(cfg)
+        run = _cached(lambda mode, s, c=cfg, w=workload: _pareto_attack(mode, c, s, w))
+        comparisons[label] = _band_comparison(run, scale, seed, (2, i), label,
+                                              looks=_PARETO_LOOKS[scale])
         seeds = _seeds_run(run)
         runs = {m: [run(m, s) for s in seeds] for m in _MODES}
         all_runs[label] = runs

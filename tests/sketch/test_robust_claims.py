@@ -66,3 +66,28 @@ def test_curve_and_pareto_claims_report_their_held_out_figures(smoke_results):
     rse = smoke_results["standard-error-without-attack"][0]
     assert rse.status == "reported"
     assert rse.observed["relative_gap"] <= 0.15
+
+
+def test_pareto_calibration_is_its_own_setting_and_reports_power():
+    from skpaper.papers import robust_cardinality_sketch as sketch
+
+    cal = sketch._PARETO_CALIBRATION
+    claim_settings = [s for settings in (*sketch._PARETO.values(), *sketch._SETTINGS.values())
+                      for s in settings]
+    for s in claim_settings:
+        assert s["k"] != cal["k"] and s["n"] != cal["n"]
+    assert sketch._PARETO_LOOKS["quick"] == (4, 8)
+    for looks in sketch._PARETO_LOOKS.values():
+        assert list(looks) == sorted(set(looks))
+    tiny = {"label": "tiny", "n": 1500, "k": 24, "n_queries": 160, "query_size": 60}
+    out = sketch._calibration_pareto(seed=0, n_seeds=3, setting=tiny)
+    assert out["setting"]["epsilon"] == pytest.approx(51.2 / 24)
+    for role, mode in (("check", "tracking"), ("control", "basic")):
+        fig = out[role]
+        assert fig["mode"] == mode and len(fig["deviation"]) == 3
+        assert all(d >= 0 for d in fig["deviation"])
+        assert fig["sd"] >= 0
+        assert fig["seeds_needed"] is None or fig["seeds_needed"] >= 2
+    # Deterministic: the same seed gives the same figures.
+    again = sketch._calibration_pareto(seed=0, n_seeds=3, setting=tiny)
+    assert again["check"]["deviation"] == out["check"]["deviation"]
