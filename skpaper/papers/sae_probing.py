@@ -50,18 +50,26 @@ register_paper(
     module="skpaper.representation",
 )
 
-#: Looks of the quick claims, from the power figures of the calibration setting
-#: (``_calibration()``: seed stream key 99, a smaller pool and SAE, other cells; four
-#: repeats). There, no-consistent-gain's check and control each needed 3 repeats for one
-#: look (SAE - quiver -0.109, SD 0.032; oracle +0.027, SD 0.004), quiver-no-gain's check
-#: 3 (-0.0035, SD 0.004) and its handicapped-quiver control 12 (+0.0003, SD 0.012: knn
-#: with and without SAE probes tied in half the repeats). Looks 4, 8, 16: the last past 12.
-_QUICK_LOOKS = (4, 8, 16)
+#: Looks of the quick claims, from the power figures of the quick-size calibration setting
+#: (``_calibration(setting="calibration_quick_size")``: seed stream key 98, the quick pool,
+#: SAE, labeled set and test size, cells of its own; eight repeats, 189 s wall at load
+#: average 1.5-2.3). There, no-consistent-gain's check needed 14 repeats for one look
+#: (SAE - quiver -0.0051, SD 0.021) and its oracle control 3 (+0.034, SD 0.007);
+#: quiver-no-gain's check 20 (+0.022, SD 0.021: decided at its distance from the margin)
+#: and its handicapped-quiver control 3 (+0.050, SD 0.011). For the alpha spending the last
+#: look is at least 1.5x the larger one-look need: 21 for no-consistent-gain (looks 8, 16,
+#: 24) and 30 for quiver-no-gain (looks 10, 20, 30), where 30 is also the cap, about
+#: 10 minutes of quick repeats (18-21 s each) on an idle core. The first calibration
+#: setting (``_calibration()``, key 99, a smaller pool and SAE, four repeats) gave SDs 3-5x
+#: smaller (quiver-no-gain check SD 0.004) and is kept for comparison only.
+_QUICK_LOOKS = (8, 16, 24)
+_QUICK_QUIVER_LOOKS = (10, 20, 30)
 
 #: Per scale: SAE pool and size, repeats, the cells of each regime, test size, jobs.
 _CONFIG = {
     # smoke keeps n >= 128, where validation is one holdout instead of six folds (seconds).
     "smoke": dict(pool=2000, n_latents=128, k=4, epochs=8, batch=64, looks=(2,),
+                  quiver_looks=(2,),
                   labeled=1200, scarcity=(128, 256), imbalance=(0.3,), imbalance_n=128,
                   noise_ns=(128,), noise_fracs=(0.3,), shift_ns=(128,), n_test=300,
                   baselines=("logreg", "knn"), n_jobs=1),
@@ -71,14 +79,23 @@ _CONFIG = {
                         labeled=4000, scarcity=(8, 32, 128), imbalance=(0.1,),
                         imbalance_n=192, noise_ns=(96,), noise_fracs=(0.2,), shift_ns=(128,),
                         n_test=600, baselines=("logreg", "pca", "knn"), n_jobs=1),
+    # Not a scale either: the quick sizes (pool, SAE, labeled set, test size, baselines) with
+    # cells of its own that no claim uses (other scarcity n, imbalance ratios and n, noise
+    # fractions and n, shift n); ``_calibration(setting="calibration_quick_size")``, key 98.
+    "calibration_quick_size": dict(pool=12000, n_latents=512, k=8, epochs=6, batch=256,
+                                   looks=(), labeled=6000, scarcity=(6, 24, 96, 192),
+                                   imbalance=(0.03, 0.12), imbalance_n=320, noise_ns=(96,),
+                                   noise_fracs=(0.05, 0.2, 0.35), shift_ns=(96, 320),
+                                   n_test=1000, baselines=("logreg", "pca", "knn"), n_jobs=1),
     "quick": dict(pool=12000, n_latents=512, k=8, epochs=6, batch=256, looks=_QUICK_LOOKS,
+                  quiver_looks=_QUICK_QUIVER_LOOKS,
                   labeled=6000,
                   scarcity=(4, 16, 64, 256), imbalance=(0.05, 0.2),
                   imbalance_n=256, noise_ns=(128,), noise_fracs=(0.1, 0.3, 0.4),
                   shift_ns=(64, 256), n_test=1000,
                   baselines=("logreg", "pca", "knn"), n_jobs=1),
     "full": dict(pool=100000, n_latents=2048, k=16, epochs=30, batch=512,
-                 looks=(5, 10, 20),
+                 looks=(5, 10, 20), quiver_looks=(5, 10, 20),
                  labeled=20000,
                  scarcity=tuple(int(n) for n in regime_grid("scarcity")),
                  imbalance=tuple(float(r) for r in regime_grid("imbalance")),
@@ -306,7 +323,8 @@ def _claim_no_consistent_gain(scale, seed, out_dir):
                "fold. Label noise is on training labels only. The covariate shift swaps the "
                "context atoms (train on the first half, test on the second). Every repeat "
                "trains its own SAE, so the bounds cover SAE training too. Looks from the "
-               "power figure of a calibration setting (see _calibration). Not the paper's "
+               "power figures of the quick-size calibration setting (seed key 98, cells of "
+               "its own; see _calibration). Not the paper's "
                "LLM data."),
     )
 
@@ -360,7 +378,8 @@ def _claim_quiver(scale, seed, out_dir):
                           "knn_with_sae": arm("knn_with_sae"), "knn_alone": arm(_HANDICAPPED)},
                          method="quiver_with_sae", baseline="quiver",
                          control_method="knn_with_sae", control_baseline="knn_alone",
-                         seed=seed, looks=cfg["looks"], effect_of_interest=_NO_GAIN_EOI,
+                         seed=seed, looks=cfg["quiver_looks"],
+                         effect_of_interest=_NO_GAIN_EOI,
                          alternative="less", margin=_NO_GAIN_EOI.value,
                          metric="mean test AUC over the scarcity and imbalance cells")
     rows = _quiver_units(_units_of(cmp, scale, seed))
@@ -401,18 +420,26 @@ def _claim_quiver(scale, seed, out_dir):
     )
 
 
-def _calibration(seed=0, n_repeats=4):
-    """Power figures of both claims on the calibration setting (no claim runs it).
+#: The seed stream key of each calibration setting.
+_CALIBRATION_KEYS = {"calibration": 99, "calibration_quick_size": 98}
+
+
+def _calibration(seed=0, n_repeats=4, setting="calibration"):
+    """Power figures of both claims on a calibration setting (no claim runs it).
 
     ``_CONFIG["calibration"]`` has its own pool, SAE, labeled-set sizes and cells, and its
-    repeats come from seed stream key 99. Returns, per claim, the per-repeat figures of the
+    repeats come from seed stream key 99; ``_CONFIG["calibration_quick_size"]`` has the quick
+    sizes but cells of its own, key 98. Returns, per claim, the per-repeat figures of the
     check and of its control, and the repeats a one-look t test needs: for the check, to
     put its upper bound below the margin from the calibration mean; for the control, to put
     its lower bound above the effect of interest.
     """
     from ._stats import claim_seeds, seeds_needed
 
-    reps = [_repeat("calibration", seed, s) for s in claim_seeds(seed, n_repeats, 99)]
+    if setting not in _CALIBRATION_KEYS:
+        raise ValueError(f"setting must be one of {sorted(_CALIBRATION_KEYS)}, got {setting!r}.")
+    reps = [_repeat(setting, seed, s)
+            for s in claim_seeds(seed, n_repeats, _CALIBRATION_KEYS[setting])]
 
     def quiver_mean(units, arm):
         return float(np.mean([u[arm] for u in _quiver_units(units)]))
@@ -429,6 +456,9 @@ def _calibration(seed=0, n_repeats=4):
     for name, (method, control) in figures.items():
         method, control = np.asarray(method), np.asarray(control)
         out[name] = {"method": method.round(4).tolist(), "control": control.round(4).tolist(),
+                     "method_mean": float(method.mean()), "method_sd": float(method.std(ddof=1)),
+                     "control_mean": float(control.mean()),
+                     "control_sd": float(control.std(ddof=1)),
                      "seeds_needed_check": seeds_needed(method.std(ddof=1),
                                                         _NO_GAIN_EOI.value - method.mean()),
                      "seeds_needed_control": seeds_needed(control.std(ddof=1),

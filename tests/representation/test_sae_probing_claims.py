@@ -25,3 +25,23 @@ def test_claims_are_equivalences_with_a_declared_margin():
     for claim in get_claims(paper.SLUG):
         assert claim.effect_of_interest is paper._NO_GAIN_EOI
         assert claim.effect_of_interest.source == "ours"
+
+
+def test_quick_size_calibration_shares_the_sizes_but_no_cell_with_quick():
+    cal, quick = paper._CONFIG["calibration_quick_size"], paper._CONFIG["quick"]
+    for key in ("pool", "n_latents", "k", "epochs", "batch", "labeled", "n_test", "baselines"):
+        assert cal[key] == quick[key], key
+    assert not set(paper._cells(cal)) & set(paper._cells(quick))
+    # its own seed stream, apart from the other calibration setting's
+    keys = paper._CALIBRATION_KEYS
+    assert keys["calibration_quick_size"] != keys["calibration"]
+    with pytest.raises(ValueError, match="setting"):
+        paper._calibration(setting="quick")
+
+
+def test_each_claim_has_its_own_quick_looks():
+    quick = paper._CONFIG["quick"]
+    assert quick["looks"] == paper._QUICK_LOOKS
+    assert quick["quiver_looks"] == paper._QUICK_QUIVER_LOOKS
+    for looks in (quick["looks"], quick["quiver_looks"]):
+        assert list(looks) == sorted(set(looks)) and looks[0] >= 2
