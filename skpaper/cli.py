@@ -473,7 +473,8 @@ def _run_parallel(groups, args, out_dir, finished):
             finished(future.result())
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        for process in list(getattr(pool, "_processes", {}).values()):
+        # A worker that died has already cleared the pool's process table (None).
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
             process.terminate()
         raise
     pool.shutdown()

@@ -318,3 +318,16 @@ def test_a_failed_precheck_makes_the_claim_uninformative(tmp_path):
     assert "[pre-check failed: features at chance]" in result.notes
     assert run_claim(make(), "smoke", 0, tmp_path).status == "inconclusive"
     assert run_claim(make(precheck_failed="  "), "smoke", 0, tmp_path).status == "error"
+
+
+def test_a_failing_worker_raises_its_own_error_not_the_pool_cleanup(tmp_path):
+    # A claim key the worker cannot find fails inside the worker; the parent must
+    # re-raise that error after shutting the pool down, not fail while cleaning up.
+    from types import SimpleNamespace
+
+    from skpaper.cli import _run_parallel
+
+    args = SimpleNamespace(jobs=2, scale="smoke", seed=0, threads=1)
+    with pytest.raises(KeyError, match="no-such-paper/no-such-claim"):
+        _run_parallel({"no-such-paper": ["no-such-paper/no-such-claim"]}, args, tmp_path,
+                      lambda rows: None)
