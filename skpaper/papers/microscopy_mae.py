@@ -59,12 +59,12 @@ _PLATES = {
     # Looks from a power figure on a calibration setting (seed key 98, 3 sites per well
     # instead of 2, 4 screens, quick MAE): paired SD of searched - last block 0.036 (7
     # screens to resolve the 0.04 effect of interest; control 0.012); of curated -
-    # uncurated 0.051 (mean -0.014; 42 screens to resolve the 0.02 effect, beyond the
-    # quick budget, which stops at 8; control 0.026).
+    # uncurated 0.051 (mean -0.014; 42 screens to resolve the 0.02 effect; control 0.026),
+    # so the curation looks run to 48 screens (about 10 s a screen on an idle core).
     "smoke": dict(n_perturbations=12, n_sites=1, image_size=16, dim=16, depth=3, epochs=2,
                   cv=2, looks=(2,), curation_looks=(2,), precheck_seeds=1, effect_size=4.0),
     "quick": dict(n_perturbations=30, n_sites=2, image_size=24, dim=32, depth=4, epochs=12,
-                  cv=3, looks=(4, 8, 12), curation_looks=(4, 8), precheck_seeds=2,
+                  cv=3, looks=(4, 8, 12), curation_looks=(8, 24, 48), precheck_seeds=2,
                   effect_size=4.0),
     "full": dict(n_perturbations=100, n_sites=4, image_size=32, dim=128, depth=8, epochs=100,
                  cv=5, looks=(8, 16, 24), curation_looks=(8, 16), precheck_seeds=3,
@@ -466,8 +466,8 @@ def _curation_arm(scale, which):
     paper_statement="Phenoprints-16M, curated from RPI-93M by a replicate-consistency filter, "
                     "matches or beats it with 5x fewer images (KS 0.52 -> 0.59, Sec. 3.1).",
     check=("After a pre-check that the MAE's features beat standardised-pixel PCA on "
-           "calibration screens: sequential paired seeds (a new screen each; looks 4, 8 at "
-           "quick), lower bound of mean(held-out pathway balanced accuracy of the searched "
+           "calibration screens: sequential paired seeds (a new screen each; looks 8, 24, 48 "
+           "at quick), lower bound of mean(held-out pathway balanced accuracy of the searched "
            "block, curated MAE - uncurated MAE) > 0, both MAEs with the same number of "
            "optimiser steps; contradicted when the upper bound is below 0.02."),
     control="curation by chance: an MAE trained on randomly chosen perturbations, as many "
@@ -512,8 +512,8 @@ def _claim_curation(scale, seed, out_dir):
                "prior (the paper uses an earlier MAE or a weakly supervised model; a PCA of "
                "the standardised pixels found almost no consistent perturbation). Power "
                "figure on a calibration setting (seed key 98, 3 sites per well, 4 screens): "
-               "paired SD 0.051, mean -0.014, 42 screens needed to resolve the 0.02 effect; "
-               "quick stops at 8, so it decides only if the effect is far from 0.02. There, "
+               "paired SD 0.051, mean -0.014, 42 screens needed to resolve the 0.02 effect, "
+               "hence quick's looks 8, 24, 48. There, "
                "curated - random subset was +0.035 and random subset - uncurated -0.049: "
                "fewer images cost more than the curation gains. Every MAE gets the same "
                "number of "
