@@ -11,9 +11,10 @@ def claims():
 
 
 def test_ssa_claims_are_registered(claims):
-    assert set(claims) == {"ssa-beats-tent", "label-shift", "lr-robustness", "step-vs-noise"}
+    assert set(claims) == {"ssa-on-beats-off", "ssa-beats-tent", "label-shift",
+                           "lr-robustness", "step-vs-noise"}
     assert claims["lr-robustness"].reported and claims["step-vs-noise"].reported
-    for name in ("ssa-beats-tent", "label-shift"):
+    for name in ("ssa-on-beats-off", "ssa-beats-tent", "label-shift"):
         assert claims[name].control and claims[name].effect_of_interest.value == 0.005
 
 
@@ -90,3 +91,38 @@ def test_lr_robustness_smoke_reports_every_method(claims, tmp_path):
     # the unadapted source does not depend on the learning rate
     assert len(set(observed["accuracy_no_adaptation"])) == 1
     assert result.status == "reported"
+
+
+def test_ssa_on_beats_off_smoke_decides_every_rate(claims, tmp_path):
+    from skpaper.papers import ssa_tta
+
+    result = run_claim(claims["ssa-on-beats-off"], scale="smoke", seed=0, out_dir=tmp_path)
+    assert result.error is None, result.error
+    assert result.status in STATUSES and result.status != "error"
+    lrs = ssa_tta._SCALES["smoke"]["lrs"]
+    labels = {f"lr={lr:g}" for lr in lrs}
+    by_setting = result.observed["by_setting"]
+    assert set(by_setting) == labels == set(result.observed["asides_by_learning_rate"])
+    verdicts = []
+    for label in labels:
+        setting = by_setting[label]
+        assert setting["difference"] == "SSA - SSA off"
+        assert setting["control"]["difference"] == "SSA's steps, shuffled - SSA off"
+        n = setting["n_seeds"]
+        for arm in ("SSA", "SSA off", "SSA's steps, shuffled"):
+            assert len(setting["per_seed"][arm]) == n >= 2
+            assert all(0.0 <= a <= 1.0 for a in setting["per_seed"][arm])
+        check = setting["check"]
+        assert check["verdict"] in {"pass", "contradicted", "undecided"}
+        assert check["lower_bound"] <= check["mean"] <= check["upper_bound"]
+        verdicts.append(check["verdict"])
+    # all of the rates: contradicted if any is, reproduced only if every one passes
+    expected = ("contradicted" if "contradicted" in verdicts else
+                "pass" if set(verdicts) == {"pass"} else "undecided")
+    assert result.verdict == expected
+    assert result.control.verdict in {"pass", "fail", "undecided"}
+    assert {"n_seeds", "sd", "seeds_needed", "by_setting"} <= set(result.power)
+    assert result.artifacts == ["ssa_on_vs_off.png"]
+    assert any(tmp_path.rglob("ssa_on_vs_off.png"))
+    for label in result.observed["where_ssa_does_not_help"]:
+        assert label.split(",")[0] in labels
