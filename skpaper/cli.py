@@ -457,13 +457,28 @@ def _is_main_thread():
     return threading.current_thread() is threading.main_thread()
 
 
+def _schedule(groups):
+    """The papers' claim keys, costliest paper first, so that no long paper starts near the
+    end of a ``--jobs`` run (``Paper.quick_cost_s``, else 30 s per claim)."""
+    from .papers import get_papers
+
+    hints = {p.slug: p.quick_cost_s for p in get_papers(kind=None)}
+
+    def cost(item):
+        slug, keys = item
+        hint = hints.get(slug)
+        return hint if hint is not None else 30.0 * len(keys)
+
+    return [keys for _, keys in sorted(groups.items(), key=cost, reverse=True)]
+
+
 def _run_parallel(groups, args, out_dir, finished):
-    """Run each paper's claims in a worker process (``--jobs``), largest paper first."""
+    """Run each paper's claims in a worker process (``--jobs``), costliest paper first."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     context = multiprocessing.get_context("spawn")
-    order = sorted(groups.values(), key=len, reverse=True)
+    order = _schedule(groups)
     pool = ProcessPoolExecutor(max_workers=args.jobs, mp_context=context,
                                initializer=_worker_init)
     try:

@@ -331,3 +331,23 @@ def test_a_failing_worker_raises_its_own_error_not_the_pool_cleanup(tmp_path):
     with pytest.raises(KeyError, match="no-such-paper/no-such-claim"):
         _run_parallel({"no-such-paper": ["no-such-paper/no-such-claim"]}, args, tmp_path,
                       lambda rows: None)
+
+
+def test_jobs_start_the_costliest_paper_first_and_hints_are_validated():
+    from skpaper.cli import _schedule
+    from skpaper.papers import get_papers, register_paper
+
+    papers = {p.slug: p for p in get_papers()}
+    hinted = max((p for p in papers.values() if p.quick_cost_s is not None),
+                 key=lambda p: p.quick_cost_s)
+    plain = next(p for p in papers.values() if p.quick_cost_s is None)
+    groups = {plain.slug: [f"{plain.slug}/{i}" for i in range(9)],
+              hinted.slug: [f"{hinted.slug}/only"]}
+    # nine unhinted claims count 270 s, below the costliest hint
+    assert hinted.quick_cost_s > 270
+    assert _schedule(groups) == [groups[hinted.slug], groups[plain.slug]]
+    for bad, error in ((0, ValueError), (float("nan"), ValueError), (-1.0, ValueError),
+                       ("60", TypeError), (True, TypeError)):
+        with pytest.raises(error, match="quick_cost_s"):
+            register_paper(plain.slug, plain.title, plain.module, quick_cost_s=bad)
+    assert get_papers()[list(papers).index(plain.slug)] == plain

@@ -47,6 +47,7 @@ import tempfile
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
+from numbers import Real
 from pathlib import Path
 
 from ._comparison import EffectOfInterest
@@ -83,6 +84,10 @@ class Paper:
         Module of :mod:`skpaper.papers` that registers its claims.
     kind : {"paper", "selfcheck"}, default="paper"
         A paper, or a check of the reproduction framework itself.
+    quick_cost_s : float or None, default=None
+        Rough seconds of its claims at ``--scale quick`` on one idle core. Only a
+        scheduling hint: ``skpaper reproduce --jobs N`` starts the costliest papers
+        first; no figure depends on it.
 
     See Also
     --------
@@ -100,6 +105,7 @@ class Paper:
     title: str
     module: str
     kind: str = "paper"
+    quick_cost_s: float | None = None
 
 
 @dataclass
@@ -284,7 +290,7 @@ def _jsonable(obj):
     return obj
 
 
-def register_paper(slug, title, module, kind="paper"):
+def register_paper(slug, title, module, kind="paper", quick_cost_s=None):
     """Register a paper (or a framework self-check) under ``slug``.
 
     Parameters
@@ -297,6 +303,10 @@ def register_paper(slug, title, module, kind="paper"):
         Module that registers the paper's claims.
     kind : {"paper", "selfcheck"}, default="paper"
         A paper, or a check of the reproduction framework itself.
+    quick_cost_s : float or None, default=None
+        Rough seconds of its claims at ``--scale quick`` on one idle core, a
+        scheduling hint for ``skpaper reproduce --jobs N`` (costliest first); papers
+        without one count 30 s per claim.
 
     Returns
     -------
@@ -306,7 +316,8 @@ def register_paper(slug, title, module, kind="paper"):
     Raises
     ------
     ValueError
-        If ``kind`` is neither ``"paper"`` nor ``"selfcheck"``.
+        If ``kind`` is neither ``"paper"`` nor ``"selfcheck"``, or ``quick_cost_s`` is
+        not a positive finite number.
 
     See Also
     --------
@@ -318,12 +329,20 @@ def register_paper(slug, title, module, kind="paper"):
 
     >>> from skpaper.papers import get_papers, register_paper
     >>> paper = get_papers(kind="selfcheck")[0]
-    >>> register_paper(paper.slug, paper.title, paper.module, kind=paper.kind) == paper
+    >>> register_paper(paper.slug, paper.title, paper.module, kind=paper.kind,
+    ...                quick_cost_s=paper.quick_cost_s) == paper
     True
     """
     if kind not in ("paper", "selfcheck"):
         raise ValueError(f"kind must be 'paper' or 'selfcheck', got {kind!r}.")
-    paper = Paper(slug=slug, title=title, module=module, kind=kind)
+    if quick_cost_s is not None:
+        if isinstance(quick_cost_s, bool) or not isinstance(quick_cost_s, Real):
+            raise TypeError(f"quick_cost_s must be a number or None, got "
+                            f"{type(quick_cost_s).__name__}.")
+        if not (math.isfinite(quick_cost_s) and quick_cost_s > 0):
+            raise ValueError(f"quick_cost_s must be positive and finite, got {quick_cost_s!r}.")
+        quick_cost_s = float(quick_cost_s)
+    paper = Paper(slug=slug, title=title, module=module, kind=kind, quick_cost_s=quick_cost_s)
     _PAPERS[slug] = paper
     return paper
 

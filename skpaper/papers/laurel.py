@@ -24,7 +24,8 @@ from ._stats import claim_seeds, seed_summary
 
 SLUG = "laurel"
 
-register_paper(SLUG, "LAuReL: Learned Augmented Residual Layer", module="skpaper.nn")
+register_paper(SLUG, "LAuReL: Learned Augmented Residual Layer", module="skpaper.nn",
+               quick_cost_s=300)
 
 #: Arms of every quality comparison; "placebo" is the plain network trained on
 #: other initialisation seeds (the negative control).

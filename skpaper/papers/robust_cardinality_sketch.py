@@ -29,8 +29,7 @@ SLUG = "robust-cardinality-sketch"
 register_paper(
     SLUG,
     "Breaking the Quadratic Barrier: Robust Cardinality Sketches for Adaptive Queries",
-    module="skpaper.sketch",
-)
+    module="skpaper.sketch", quick_cost_s=120)
 
 _MODES = ("standard", "basic", "tracking")
 _TOLERANCE = 0.25

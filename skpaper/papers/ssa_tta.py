@@ -51,8 +51,7 @@ register_paper(
     SLUG,
     "Bayesian Weight Enhancement with Steady-State Adaptation for Test-time Adaptation in "
     "Dynamic Environments",
-    module="skpaper.adaptation",
-)
+    module="skpaper.adaptation", quick_cost_s=250)
 
 #: Looks of ssa-on-beats-off at quick, from the power figures of its calibration setting
 #: (``_paper_calibration()``: seed stream key 98, severity 4, learning rates 0.002, 0.006 and
