@@ -40,7 +40,7 @@ from ._registry import register_claim, register_paper, shared_cache
 SLUG = "graph-of-net"
 
 register_paper(SLUG, "N2GON: Neural Networks for Graph-of-Net with Position Awareness",
-               module="skpaper.graph", quick_cost_s=1300)
+               module="skpaper.graph", quick_cost_s=1600)
 
 #: Quick budget, chosen on the calibration setting (see the module docstring).
 #: Power of constraint-helps (_CONSTRAINT_POWER), measured with _constraint_calibration on a

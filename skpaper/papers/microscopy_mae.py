@@ -29,7 +29,7 @@ from ._stats import claim_seeds, seed_summary
 SLUG = "microscopy-mae"
 
 register_paper(SLUG, "ViTally Consistent: Scaling Biological Representation Learning for "
-               "Cell Microscopy", module="skpaper.representation", quick_cost_s=350)
+               "Cell Microscopy", module="skpaper.representation", quick_cost_s=300)
 
 _TVN = {
     "smoke": dict(looks=(2,), n_perturbations=40),

@@ -29,7 +29,7 @@ SLUG = "robust-cardinality-sketch"
 register_paper(
     SLUG,
     "Breaking the Quadratic Barrier: Robust Cardinality Sketches for Adaptive Queries",
-    module="skpaper.sketch", quick_cost_s=120)
+    module="skpaper.sketch", quick_cost_s=90)
 
 _MODES = ("standard", "basic", "tracking")
 _TOLERANCE = 0.25

@@ -47,7 +47,7 @@ SLUG = "sae-probing"
 register_paper(
     SLUG,
     "Are Sparse Autoencoders Useful? A Case Study in Sparse Probing",
-    module="skpaper.representation", quick_cost_s=500)
+    module="skpaper.representation", quick_cost_s=450)
 
 #: Looks of the quick claims, from the power figures of the quick-size calibration setting
 #: (``_calibration(setting="calibration_quick_size")``: seed stream key 98, the quick pool,

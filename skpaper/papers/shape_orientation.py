@@ -21,7 +21,7 @@ from ._stats import claim_seeds, paired_difference, proportion_interval
 SLUG = "shape-orientation"
 
 register_paper(SLUG, "Symmetry-Robust 3D Orientation Estimation", module="skpaper.shape",
-               quick_cost_s=200)
+               quick_cost_s=450)
 
 # Per scale: shapes per family (train), points per cloud, epochs, backbone,
 # test shapes per family, conformal calibration/test shapes per family, sequential seeds.
