@@ -317,7 +317,9 @@ def register_paper(slug, title, module, kind="paper", quick_cost_s=None):
     ------
     ValueError
         If ``kind`` is neither ``"paper"`` nor ``"selfcheck"``, or ``quick_cost_s`` is
-        not a positive finite number.
+        not positive and finite.
+    TypeError
+        If ``quick_cost_s`` is neither a real number nor None.
 
     See Also
     --------
