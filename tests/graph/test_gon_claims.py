@@ -84,3 +84,21 @@ def test_true_pulls_carry_class_information_permuted_do_not():
     purity = gon._pull_purity("quick", 7)
     assert purity["true_positions"] > purity["chance"] + 0.15
     assert abs(purity["permuted_positions"] - purity["chance"]) < 0.05
+
+
+def test_constraint_arms_train_on_their_own_budget():
+    from skpaper.papers import graph_of_net as gon
+
+    key = ("test-budget",)
+    gon._SETTINGS[key] = dict(n_nodes=60, epochs=10, hidden=8, looks=(2,),
+                              constraint_epochs=20, constraint_lr=3e-3)
+    try:
+        assert [e for e, _ in gon._fit(key, 0, gon._TRUE)[3]] == [10, 20]
+        assert [e for e, _ in gon._fit(key, 0, "N2GON")[3]] == [10]
+        assert gon._arm(key, gon._PERMUTED)(0).train_steps == 20
+    finally:
+        del gon._SETTINGS[key]
+    quick = gon._SETTINGS["quick"]
+    assert gon._epochs(quick, gon._PERMUTED_AGAIN) == 600
+    assert gon._epochs(quick, "outer-only GCN") == quick["epochs"] == 300
+    assert quick["constraint_lr"] == 3e-3
