@@ -113,6 +113,22 @@ def test_spending_and_seeds_needed():
     assert seeds_needed(float("nan"), 0.5) is None and seeds_needed(1.0, 0.0) is None
 
 
+def test_sd_upper_limit_covers_the_true_sd_at_its_level():
+    from skpaper.papers._stats import sd_upper_limit
+
+    rng = np.random.default_rng(1)
+    covered = np.mean([sd_upper_limit(np.std(rng.normal(0.0, 2.0, 8), ddof=1), 8) >= 2.0
+                       for _ in range(2000)])
+    assert 0.88 <= covered <= 0.92
+    assert sd_upper_limit(1.0, 16) > sd_upper_limit(1.0, 64) > 1.0
+    assert sd_upper_limit(1.0, 8, confidence=0.5) == pytest.approx(1.0, abs=0.07)
+    for bad, name in ((dict(sd=1.0, n=1), "n"), (dict(sd=1.0, n=True), "n"),
+                      (dict(sd=-1.0, n=5), "sd"), (dict(sd=1.0, n=5, confidence=1.0),
+                                                   "confidence")):
+        with pytest.raises(ValueError, match=f"^{name} must"):
+            sd_upper_limit(**bad)
+
+
 # ---------------------------------------------------------------- comparisons
 
 def _noisy(shift, scale=0.05):
