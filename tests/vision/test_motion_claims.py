@@ -136,3 +136,51 @@ def test_motion_arms_share_pairs_and_steps():
         seeds = {arms[f"direct{k}"].random_state for k in range(n_direct)}
         assert len(seeds) == n_direct and arms["anytime"].random_state in seeds
     assert all(s > 0 for per in seconds.values() for s in per.values())
+
+
+def test_upper_sd_is_the_one_sided_chi_square_limit():
+    from scipy.stats import chi2
+
+    assert paper._upper_sd(1.0, 10) == pytest.approx(np.sqrt(9 / chi2.ppf(0.10, 9)))
+    assert paper._upper_sd(0.0768, 10) == pytest.approx(
+        paper._CALIBRATION_FIGURES["large:anytime-anytime_endpoints"]["ucl90"], abs=1e-4)
+    # more seeds, a tighter limit; always above the estimate
+    assert 1.0 < paper._upper_sd(1.0, 40) < paper._upper_sd(1.0, 10) < paper._upper_sd(1.0, 4)
+
+
+def test_quick_looks_follow_from_the_calibration_figures():
+    from skpaper.papers._stats import seeds_needed, spending_schedule
+
+    looks = paper._CONFIG["quick"]["looks"]
+    level = spending_schedule(looks)[-1]
+    large = paper._CALIBRATION_FIGURES["large:anytime-anytime_endpoints"]
+    assert large["n"] >= 8
+    needed = seeds_needed(large["ucl90"], abs(paper._LARGE_EOI.value), alpha=level)
+    assert needed <= looks[-1]
+    # the last look is not padded beyond what the calibration asks for
+    assert seeds_needed(large["ucl90"], abs(paper._LARGE_EOI.value), alpha=0.05) == looks[-1]
+    small = paper._CALIBRATION_FIGURES["small:anytime-anytime_model_direct"]
+    assert seeds_needed(small["ucl90"], paper._SMALL_TOLERANCE, alpha=level) <= looks[-1]
+    # both controls sit far from their thresholds on the calibration setting
+    control = paper._CALIBRATION_FIGURES["small:anytime-anytime_endpoints"]
+    assert control["mean"] - 3 * control["sd"] > paper._LARGE_EOI.value
+    to_source = paper._CALIBRATION_FIGURES["small:anytime_to_source-anytime_model_direct"]
+    assert to_source["mean"] - 3 * to_source["sd"] > paper._SMALL_TOLERANCE
+
+
+def test_quick_evaluates_as_many_held_out_pairs_as_the_calibration_measured():
+    quick, calibration = paper._CONFIG["quick"], paper._CONFIG["calibration"]
+    assert (quick["test_videos"], quick["pairs"]) == (96, 1600)
+    assert (calibration["test_videos"], calibration["pairs"]) == (96, 1600)
+    # about half the pairs are large ones at the smoke size too
+    pairs = paper._data("smoke", 0)[2]
+    assert 0 < pairs.large.sum() < len(pairs.large) <= paper._CONFIG["smoke"]["pairs"]
+
+
+def test_only_the_first_seed_keeps_images(results):
+    evs = paper._evaluation("smoke", 0, _smoke_seeds())
+    first, *rest = evs.values()
+    assert all(key in first for key in paper._IMAGES)
+    for ev in rest:
+        assert not any(key in ev for key in paper._IMAGES)
+        assert {"metrics", "pairs", "t", "floor"} <= set(ev)
