@@ -61,6 +61,24 @@ register_paper(
 #: 10 minutes of quick repeats (18-21 s each) on an idle core. The first calibration
 #: setting (``_calibration()``, key 99, a smaller pool and SAE, four repeats) gave SDs 3-5x
 #: smaller (quiver-no-gain check SD 0.004) and is kept for comparison only.
+#:
+#: Why quiver-no-gain can stay undecided at quick scale, from the quick-size calibration
+#: setting only (key 98; no claim seed looked at). Where the per-repeat SD of its check
+#: comes from (6 repeats, each fitted on two training draws, every candidate also scored on
+#: 20,000 fresh samples of the same world): the test split is not the cause (SD 0.021 with
+#: the 1,000-sample test, 0.022 with 20,000; test noise SD 0.004); neither is the world
+#: (atoms, pool, SAE fit; between-world SD about 0, within-world training-draw SD 0.022).
+#: The few-shot scarcity cell is: its per-cell SD is 0.117 (mean +0.085, the SAE probes
+#: help at n=6), 0.0196 of the 0.021 once divided by the six cells; the others have 0.003
+#: (n=96) to 0.024 (imbalance 0.03). No unit had a test AUC of 0.999 or more (39% had a
+#: saturated validation AUC; ties are split evenly). Refitting that cell on six training
+#: draws per repeat (about 2.4 s per draw at load 1.3, 4.9 s at load 4) halves the SD
+#: (12 repeats: 0.0115 against 0.0219 with one draw, 90% upper limit 0.016) but puts the
+#: calibration mean at the margin (+0.0099 against 0.01, +0.0177 with one draw), where no
+#: number of repeats decides; even a gap of 0.003 would need 118-229 repeats at the last
+#: look's level 0.025 (40-80 min of one core). So no cheaper design decides this claim at
+#: quick scale and its looks are unchanged; its control (+0.037, SD 0.020 there) needs
+#: 11-13 repeats.
 _QUICK_LOOKS = (8, 16, 24)
 _QUICK_QUIVER_LOOKS = (10, 20, 30)
 
