@@ -113,6 +113,29 @@ def test_spending_and_seeds_needed():
     assert seeds_needed(float("nan"), 0.5) is None and seeds_needed(1.0, 0.0) is None
 
 
+def _exact_sample(mean, sd, n):
+    z = np.linspace(-1.0, 1.0, n)
+    return mean + sd * (z - z.mean()) / z.std(ddof=1)
+
+
+def test_seeds_to_decide_forces_a_verdict_between_the_ends():
+    from skpaper.papers._stats import seeds_to_decide
+
+    sd, eoi = 0.03, 0.02
+    n = seeds_to_decide(sd, eoi, alpha=0.025)
+    assert n > seeds_needed(sd, eoi, alpha=0.025)
+    # a true effect half-way between the margin and the effect of interest, the SD as planned
+    for mean in (0.0, eoi / 2, eoi):
+        got = decide(_exact_sample(mean, sd, n), effect_of_interest=eoi, looks=(n,),
+                     alpha=0.025)
+        assert got.verdict != "undecided", mean
+    short = decide(_exact_sample(eoi / 2, sd, n - 1), effect_of_interest=eoi,
+                   looks=(n - 1,), alpha=0.025)
+    assert short.verdict == "undecided"
+    assert seeds_to_decide(float("nan"), 0.1) is None and seeds_to_decide(1.0, 0.0) is None
+    assert seeds_to_decide(0.0, 0.1) == 2
+
+
 def test_sd_upper_limit_covers_the_true_sd_at_its_level():
     from skpaper.papers._stats import sd_upper_limit
 

@@ -391,6 +391,55 @@ def seeds_needed(sd, gap, *, alpha=0.05, power=0.8, max_seeds=100_000):
     return int(max_seeds)
 
 
+def seeds_to_decide(sd, gap, *, alpha=0.05, max_seeds=100_000):
+    """Paired seeds after which a one-look check must end decided, whatever the mean.
+
+    The smallest ``n`` with ``2 * t_{1-alpha, n-1} * sd / sqrt(n) < gap``: the
+    interval between the lower and the upper bound is then narrower than the gap between
+    the reproduce margin and the effect of interest, so at least one of "lower bound >
+    margin" and "upper bound < effect of interest" holds. :func:`seeds_needed` plans for
+    80% power at either end; this plans for a verdict when the true effect lies anywhere,
+    including between the two ends, where a check sized by power stays undecided. It
+    holds for the realised SD; plan with :func:`sd_upper_limit` of a calibration SD.
+
+    Parameters
+    ----------
+    sd : float
+        Standard deviation of the paired differences.
+    gap : float
+        Distance between the reproduce margin and the effect of interest.
+    alpha : float, default=0.05
+        One-sided level of each bound at the look (the last look's level of a schedule).
+    max_seeds : int, default=100_000
+        Returned (as a cap) when even that many seeds would not do.
+
+    Returns
+    -------
+    n : int or None
+        None when ``sd`` is NaN or ``gap`` is 0.
+
+    Examples
+    --------
+    >>> seeds_to_decide(1.0, 1.0)
+    13
+    >>> seeds_to_decide(1.0, 1.0) > seeds_needed(1.0, 1.0)
+    True
+    """
+    from scipy.stats import t
+
+    sd, gap = float(sd), abs(float(gap))
+    if math.isnan(sd) or gap == 0.0:
+        return None
+    if sd == 0.0:
+        return 2
+    n = 2
+    while n < max_seeds:
+        if 2.0 * t.ppf(1.0 - alpha, n - 1) * sd / math.sqrt(n) < gap:
+            return n
+        n = n + 1 if n < 1000 else int(n * 1.05)
+    return int(max_seeds)
+
+
 def sd_upper_limit(sd, n, *, confidence=0.9):
     """One-sided upper confidence limit of a standard deviation estimated from ``n`` values.
 
