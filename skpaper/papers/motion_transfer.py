@@ -70,7 +70,7 @@ _CONFIG = {
                   batch=8, epochs=2, features=None, detector_videos=40, detector_steps=20,
                   n_direct=3, n_jobs=1, looks=(2,)),
     # quick: 96 held-out videos and 1,600 pairs (800 large) per seed, four times the earlier
-    # 24 / 400: on the calibration setting about 40% of the per-seed variance of the judged
+    # 24 / 400: on the calibration setting about two thirds of the per-seed variance of the judged
     # large-pair difference was evaluation noise, which held-out pairs (inference only, about
     # 9 s per 400 pairs on one core) buy down; training noise is not. One look of 10 seeds:
     # calibration SD 0.077 px at this evaluation size (10 seeds), one-sided 90% upper limit
