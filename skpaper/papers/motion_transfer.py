@@ -464,28 +464,19 @@ def _observed(evs, bin_name):
 _CALIBRATION_SEED, _CALIBRATION_KEY = 7, 9041
 
 
-def _upper_sd(sd, n, level=0.10):
-    """One-sided ``1 - level`` upper confidence limit of an SD estimated from ``n`` values.
-
-    ``sd * sqrt((n - 1) / chi2.ppf(level, n - 1))``: the conservative SD that sets the looks.
-    """
-    from scipy.stats import chi2
-
-    return float(sd * np.sqrt((n - 1) / chi2.ppf(level, n - 1)))
-
-
 def _calibrate(n_seeds=10):
     """Power figures of the ``"calibration"`` setting (run by hand, not by a claim).
 
     Returns, per paired AKD difference (pixels) the claims judge or report,
     the per-seed values, their standard deviation, its one-sided 90% upper
-    limit (:func:`_upper_sd`) and :func:`~skpaper.papers._stats.seeds_needed`
-    at that limit, the judged claim's gap and the level of the last quick look.
+    limit (:func:`~skpaper.papers._stats.sd_upper_limit`) and
+    :func:`~skpaper.papers._stats.seeds_needed` at that limit, the judged claim's gap
+    and the level of the last quick look.
     The quick looks were set from this on seeds ``claim_seeds(7, 10, 9041)``
     of a configuration no claim runs (40 videos, 24 epochs; the figures are in
     :data:`_CALIBRATION_FIGURES`).
     """
-    from ._stats import claim_seeds, seeds_needed, spending_schedule
+    from ._stats import claim_seeds, sd_upper_limit, seeds_needed, spending_schedule
 
     seeds = tuple(claim_seeds(_CALIBRATION_SEED, n_seeds, _CALIBRATION_KEY))
     evs = _evaluation("calibration", _CALIBRATION_SEED, seeds)
@@ -505,7 +496,7 @@ def _calibrate(n_seeds=10):
         values = [_bin_mean(ev, name, bin_name) - _bin_mean(ev, base, bin_name)
                   for ev in evs.values()]
         sd = float(np.std(values, ddof=1))
-        ucl = _upper_sd(sd, len(values))
+        ucl = sd_upper_limit(sd, len(values))
         out[f"{bin_name}:{name}-{base}"] = dict(
             values=values, mean=float(np.mean(values)), sd=sd, ucl90=ucl,
             seeds_needed=None if gap is None else seeds_needed(ucl, gap, alpha=level))
@@ -538,7 +529,8 @@ def _budget_note(scale, evs):
             f"{cfg['frames']} frames at {cfg['size']}x{cfg['size']}, {cfg['keypoints']} "
             f"keypoints, width {cfg['width']}, {cfg['epochs']} epochs for every model (same "
             f"steps and pairs, both directions). Training time per seed: anytime "
-            f"{sec['anytime']:.0f} s, the three direct models together {direct:.0f} s.")
+            f"{sec['anytime']:.0f} s, the {n_direct} direct model"
+            f"{'s together' if n_direct > 1 else ''} {direct:.0f} s.")
     if "direct_matched_compute" in sec:
         note += (f" 'direct_matched_compute' is a baseline trained {cfg['compute_factor']}x "
                  f"longer ({sec['direct_matched_compute']:.0f} s).")

@@ -138,14 +138,11 @@ def test_motion_arms_share_pairs_and_steps():
     assert all(s > 0 for per in seconds.values() for s in per.values())
 
 
-def test_upper_sd_is_the_one_sided_chi_square_limit():
-    from scipy.stats import chi2
+def test_recorded_upper_limit_is_the_one_sided_chi_square_limit():
+    from skpaper.papers._stats import sd_upper_limit
 
-    assert paper._upper_sd(1.0, 10) == pytest.approx(np.sqrt(9 / chi2.ppf(0.10, 9)))
-    assert paper._upper_sd(0.0768, 10) == pytest.approx(
-        paper._CALIBRATION_FIGURES["large:anytime-anytime_endpoints"]["ucl90"], abs=1e-4)
-    # more seeds, a tighter limit; always above the estimate
-    assert 1.0 < paper._upper_sd(1.0, 40) < paper._upper_sd(1.0, 10) < paper._upper_sd(1.0, 4)
+    large = paper._CALIBRATION_FIGURES["large:anytime-anytime_endpoints"]
+    assert sd_upper_limit(large["sd"], large["n"]) == pytest.approx(large["ucl90"], abs=1e-4)
 
 
 def test_quick_looks_follow_from_the_calibration_figures():
