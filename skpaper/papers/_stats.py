@@ -378,6 +378,13 @@ def seeds_needed(sd, gap, *, alpha=0.05, power=0.8, max_seeds=100_000):
     """
     from scipy.stats import t
 
+    return _smallest_n(sd, gap, max_seeds, lambda n, sd, gap: (
+        t.ppf(1.0 - alpha, n - 1) + t.ppf(power, n - 1) <= gap * math.sqrt(n) / sd))
+
+
+def _smallest_n(sd, gap, max_seeds, enough):
+    """The smallest ``n >= 2`` with ``enough(n, sd, gap)`` (steps of 5% past 1,000), capped
+    at ``max_seeds``; None when ``sd`` is NaN or ``gap`` is 0, 2 when ``sd`` is 0."""
     sd, gap = float(sd), abs(float(gap))
     if math.isnan(sd) or gap == 0.0:
         return None
@@ -385,7 +392,7 @@ def seeds_needed(sd, gap, *, alpha=0.05, power=0.8, max_seeds=100_000):
         return 2
     n = 2
     while n < max_seeds:
-        if t.ppf(1.0 - alpha, n - 1) + t.ppf(power, n - 1) <= gap * math.sqrt(n) / sd:
+        if enough(n, sd, gap):
             return n
         n = n + 1 if n < 1000 else int(n * 1.05)
     return int(max_seeds)
@@ -427,17 +434,8 @@ def seeds_to_decide(sd, gap, *, alpha=0.05, max_seeds=100_000):
     """
     from scipy.stats import t
 
-    sd, gap = float(sd), abs(float(gap))
-    if math.isnan(sd) or gap == 0.0:
-        return None
-    if sd == 0.0:
-        return 2
-    n = 2
-    while n < max_seeds:
-        if 2.0 * t.ppf(1.0 - alpha, n - 1) * sd / math.sqrt(n) < gap:
-            return n
-        n = n + 1 if n < 1000 else int(n * 1.05)
-    return int(max_seeds)
+    return _smallest_n(sd, gap, max_seeds, lambda n, sd, gap: (
+        2.0 * t.ppf(1.0 - alpha, n - 1) * sd / math.sqrt(n) < gap))
 
 
 def sd_upper_limit(sd, n, *, confidence=0.9):
