@@ -76,9 +76,10 @@ def test_pareto_calibration_is_its_own_setting_and_reports_power():
                       for s in settings]
     for s in claim_settings:
         assert s["k"] != cal["k"] and s["n"] != cal["n"]
-    assert sketch._PARETO_LOOKS["quick"] == (4, 8)
-    for looks in sketch._PARETO_LOOKS.values():
-        assert list(looks) == sorted(set(looks))
+    for scale, settings in sketch._PARETO.items():
+        assert set(sketch._PARETO_LOOKS[scale]) == {s["label"] for s in settings}
+        for looks in sketch._PARETO_LOOKS[scale].values():
+            assert list(looks) == sorted(set(looks))
     tiny = {"label": "tiny", "n": 1500, "k": 24, "n_queries": 160, "query_size": 60}
     out = sketch._calibration_pareto(seed=0, n_seeds=3, setting=tiny)
     assert out["setting"]["epsilon"] == pytest.approx(51.2 / 24)
@@ -91,3 +92,15 @@ def test_pareto_calibration_is_its_own_setting_and_reports_power():
     # Deterministic: the same seed gives the same figures.
     again = sketch._calibration_pareto(seed=0, n_seeds=3, setting=tiny)
     assert again["check"]["deviation"] == out["check"]["deviation"]
+
+
+def test_pareto_design_is_sized_from_the_first_design():
+    from skpaper.papers import robust_cardinality_sketch as sketch
+    from skpaper.papers._stats import sd_upper_limit, seeds_needed
+
+    first = sketch._PARETO_FIRST_DESIGN
+    for label, looks in sketch._PARETO_LOOKS["quick"].items():
+        fig = first[label]
+        assert looks == (seeds_needed(sd_upper_limit(fig["sd"], fig["n"]),
+                                      sketch._TOLERANCE - fig["mean"], alpha=0.05),)
+    assert sketch._PARETO_KEY != first["key"]
