@@ -30,8 +30,8 @@ def test_smoke_run_records_eoi_power_and_curves(claims, claim_id, tmp_path):
     assert {"n_seeds", "sd", "seeds_needed"} <= set(payload["power"])
     curves = result.observed["test_curve_first_seed"]
     assert all(len(c) == 1 and c[0][0] == 10 for c in curves.values())
-    n = result.observed["n_seeds"]
-    assert all(len(v) == n for v in result.observed["per_seed"].values())
+    for arm, values in result.observed["per_seed"].items():
+        assert len(values) == payload["arms"][arm]["seeds"]
 
 
 def test_better_single_view_is_the_seedwise_maximum(claims, tmp_path):
@@ -102,3 +102,31 @@ def test_constraint_arms_train_on_their_own_budget():
     assert gon._epochs(quick, gon._PERMUTED_AGAIN) == 600
     assert gon._epochs(quick, "outer-only GCN") == quick["epochs"] == 300
     assert quick["constraint_lr"] == 3e-3
+
+
+def test_constraint_design_is_sized_from_the_first_design_and_draws_fresh_worlds(
+        claims, tmp_path):
+    from skpaper.papers import graph_of_net as gon
+    from skpaper.papers._stats import claim_seeds, sd_upper_limit, seeds_needed, seeds_to_decide
+
+    first, quick = gon._CONSTRAINT_FIRST_DESIGN, gon._SETTINGS["quick"]
+    n = first["n"]
+    assert quick["constraint_looks"] == (
+        seeds_to_decide(sd_upper_limit(first["sd"], n), 0.02, alpha=0.05),)
+    assert quick["constraint_control_seeds"] == seeds_needed(
+        sd_upper_limit(first["control_sd"], n), 0.02, alpha=0.05)
+    fresh = set(claim_seeds(0, quick["constraint_looks"][-1], *quick["constraint_key"]))
+    assert not fresh & set(claim_seeds(0, n, *first["key"]))
+    assert not fresh & {s for base, k in ((1, 10), (2, 6)) for s in claim_seeds(base, k, 99)}
+
+    result = run_claim(claims["constraint-helps"], "smoke", 0, tmp_path)
+    smoke = gon._SETTINGS["smoke"]
+    seeds = result.observed["seeds"]
+    assert seeds == claim_seeds(0, smoke["constraint_looks"][-1], *smoke["constraint_key"])
+    placebo = result.observed["per_seed"][gon._PERMUTED_AGAIN]
+    assert placebo == [gon._fit("smoke", s, gon._PERMUTED_AGAIN)[0]
+                       for s in seeds[: smoke["constraint_control_seeds"]]]
+    permuted = result.observed["per_seed"][gon._PERMUTED][: len(placebo)]
+    control = result.control.observed["check"]
+    assert control["n"] == len(placebo)
+    np.testing.assert_allclose(control["mean"], np.mean(np.subtract(placebo, permuted)))
