@@ -104,3 +104,8 @@ def test_pareto_design_is_sized_from_the_first_design():
         assert looks == (seeds_needed(sd_upper_limit(fig["sd"], fig["n"]),
                                       sketch._TOLERANCE - fig["mean"], alpha=0.05),)
     assert sketch._PARETO_KEY != first["key"]
+
+
+def test_only_the_pareto_claim_records_a_first_design(smoke_results):
+    for claim_id, (result, *_) in smoke_results.items():
+        assert ("first_design" in result.observed) == (claim_id == "pareto-participation")
