@@ -96,7 +96,7 @@ def test_pareto_calibration_is_its_own_setting_and_reports_power():
 
 def test_pareto_design_is_sized_from_the_first_design():
     from skpaper.papers import robust_cardinality_sketch as sketch
-    from skpaper.papers._stats import sd_upper_limit, seeds_needed
+    from skpaper.papers._stats import claim_seeds, sd_upper_limit, seeds_needed
 
     first = sketch._PARETO_FIRST_DESIGN
     for label, looks in sketch._PARETO_LOOKS["quick"].items():
@@ -104,6 +104,12 @@ def test_pareto_design_is_sized_from_the_first_design():
         assert looks == (seeds_needed(sd_upper_limit(fig["sd"], fig["n"]),
                                       sketch._TOLERANCE - fig["mean"], alpha=0.05),)
     assert sketch._PARETO_KEY != first["key"]
+    calibration = set(claim_seeds(0, 10, 97))
+    for i, setting in enumerate(sketch._PARETO["quick"]):
+        n = sketch._PARETO_LOOKS["quick"][setting["label"]][-1]
+        fresh = set(claim_seeds(0, n, sketch._PARETO_KEY, i))
+        assert not fresh & set(claim_seeds(0, first[setting["label"]]["n"], first["key"], i))
+        assert not fresh & calibration
 
 
 def test_only_the_pareto_claim_records_a_first_design(smoke_results):
