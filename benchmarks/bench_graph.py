@@ -4,7 +4,9 @@ Run: ``python benchmarks/bench_graph.py [--quick] [--json out.json]``.
 
 1. The aggregation kernel behind every encoder (``scatter_sum`` with ``index_add_``)
    against the same sum as a ``torch.sparse.mm`` product, on the synthetic GON's
-   block-diagonal inner graphs.
+   block-diagonal inner graphs; and the product the encoders use,
+   :class:`~skpaper.graph.MessageOperator` (CSR with a stored transpose), forward and
+   backward, against ``torch.sparse.mm`` on the COO matrix of ``sparse_adjacency``.
 2. Training the dual encoder (with and without the spring constraint) against the
    single-view baselines: seconds per fit and test accuracy, same data and seed.
 """
@@ -18,8 +20,10 @@ from skpaper.graph import (
     GraphOfNets,
     GraphOfNetsClassifier,
     InnerGINClassifier,
+    MessageOperator,
     OuterGCNClassifier,
     scatter_sum,
+    sparse_adjacency,
 )
 
 
@@ -33,6 +37,17 @@ def make_cases(quick):
     adj = torch.sparse_coo_tensor(torch.stack([dst, src]), torch.ones(src.shape[0]),
                                   (x.shape[0], x.shape[0])).coalesce().to_sparse_csr()
     assert torch.allclose(scatter_sum(x[src], dst, x.shape[0]), adj @ x, atol=1e-4)
+
+    weights = torch.ones(src.shape[0])
+    operator = MessageOperator(dst, src, weights, x.shape[0], x.shape[0])
+    coo = sparse_adjacency(dst, src, weights, x.shape[0], x.shape[0])
+    states = torch.randn(x.shape[0], 32, requires_grad=True)
+    assert torch.allclose(operator @ states, torch.sparse.mm(coo, states), atol=1e-4)
+
+    def forward_backward(product):
+        def run():
+            product().sum().backward()
+        return run
 
     ids = np.arange(n_nodes).reshape(-1, 1)
     train, test = ids[: n_nodes // 2], ids[n_nodes // 2:]
@@ -49,6 +64,10 @@ def make_cases(quick):
         Case(f"inner aggregation, {x.shape[0]} nodes x 64", lambda: scatter_sum(x[src], dst,
                                                                                 x.shape[0]),
              lambda: adj @ x, "torch.sparse.mm", items=int(src.shape[0])),
+        Case(f"message product forward + backward, {x.shape[0]} nodes x 32",
+             forward_backward(lambda: operator @ states),
+             forward_backward(lambda: torch.sparse.mm(coo, states)), "torch.sparse.mm (COO)",
+             items=int(src.shape[0])),
         Case("dual + constraint vs outer-only GCN",
              fit_and_score(lambda: GraphOfNetsClassifier(**common)),
              fit_and_score(lambda: OuterGCNClassifier(**common)), "outer-only GCN"),

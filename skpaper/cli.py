@@ -348,9 +348,12 @@ def _run_paper(keys, scale, seed, out_dir, threads, progress=None):
     return rows
 
 
-def _worker_init():
+def _worker_init(cores):
     # The parent handles Ctrl-C; workers stop when the pool is shut down.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from .papers._environment import CORES_VARIABLE
+
+    os.environ[CORES_VARIABLE] = str(cores)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -479,8 +482,12 @@ def _run_parallel(groups, args, out_dir, finished):
 
     context = multiprocessing.get_context("spawn")
     order = _schedule(groups)
+    from .papers._environment import available_cores
+
+    # Each worker's share of the cores, for claims that start processes of their own.
+    cores = max(1, available_cores() // args.jobs)
     pool = ProcessPoolExecutor(max_workers=args.jobs, mp_context=context,
-                               initializer=_worker_init)
+                               initializer=_worker_init, initargs=(cores,))
     try:
         futures = [pool.submit(_run_paper, keys, args.scale, args.seed, out_dir, args.threads)
                    for keys in order]

@@ -7,7 +7,13 @@ from ..datasets._graph import (
 )
 from ._gon import GraphOfNets
 from ._gon_models import GraphOfNetsClassifier, InnerGINClassifier, OuterGCNClassifier
-from ._message_passing import scatter_mean, scatter_sum, sparse_adjacency, two_layer_mlp
+from ._message_passing import (
+    MessageOperator,
+    scatter_mean,
+    scatter_sum,
+    sparse_adjacency,
+    two_layer_mlp,
+)
 from ._qp import check_qp, qp_objective, qp_violation, solve_qps
 from ._qp_encoding import QPGraph, QPGraphEncoder
 from ._qp_gnn import QPGNN, QPGNNFeasibilityClassifier, QPGNNRegressor, QPGNNWarmStart
@@ -16,6 +22,7 @@ __all__ = [
     "GraphOfNets",
     "GraphOfNetsClassifier",
     "InnerGINClassifier",
+    "MessageOperator",
     "OuterGCNClassifier",
     "QPGNN",
     "QPGNNFeasibilityClassifier",

@@ -21,7 +21,7 @@ from ..nn._base import BaseTorchEstimator
 from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import Interval, StrOptions, _fit_context
 from ._gon import GraphOfNets
-from ._message_passing import scatter_mean, scatter_sum, sparse_adjacency, two_layer_mlp
+from ._message_passing import MessageOperator, scatter_mean, scatter_sum, two_layer_mlp
 
 __all__ = ["GraphOfNetsClassifier", "InnerGINClassifier", "OuterGCNClassifier"]
 
@@ -38,7 +38,7 @@ class _GIN(nn.Module):
 
     def forward(self, x, adjacency, graph_index, n_graphs):
         for k, mlp in enumerate(self.layers):
-            x = torch.relu(mlp((1 + self.eps[k]) * x + torch.sparse.mm(adjacency, x)))
+            x = torch.relu(mlp((1 + self.eps[k]) * x + adjacency @ x))
         pool = scatter_sum if self.pool == "sum" else scatter_mean
         return pool(x, graph_index, n_graphs)
 
@@ -53,7 +53,7 @@ class _GCN(nn.Module):
 
     def forward(self, v, adjacency):
         for layer in self.layers:
-            v = torch.relu(torch.sparse.mm(adjacency, layer(v)))
+            v = torch.relu(adjacency @ layer(v))
         return v
 
 
@@ -167,12 +167,12 @@ class _BaseGONClassifier(ClassifierMixin, BaseTorchEstimator):
         return {
             "n_nodes": gon.n_nodes,
             "inner_x": t(gon.inner_x),
-            "inner_adj": sparse_adjacency(inner_dst, inner_src, t(np.ones(len(inner_src))),
-                                          n_inner, n_inner),
+            "inner_adj": MessageOperator(inner_dst, inner_src, t(np.ones(len(inner_src))),
+                                         n_inner, n_inner),
             "inner_index": t(gon.inner_graph_index, torch.long),
             "node_x": None if gon.node_features is None else t(gon.node_features),
-            "outer_adj": sparse_adjacency(outer_dst, outer_src, t(weights), gon.n_nodes,
-                                          gon.n_nodes),
+            "outer_adj": MessageOperator(outer_dst, outer_src, t(weights), gon.n_nodes,
+                                         gon.n_nodes),
         }
 
     def _position_proj(self):

@@ -16,7 +16,7 @@ from torch import nn
 from ..nn._base import BaseTorchEstimator
 from ..utils._docstring import Substitution, torch_parameter_docs
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context
-from ._message_passing import scatter_mean, scatter_sum, sparse_adjacency, two_layer_mlp
+from ._message_passing import MessageOperator, scatter_mean, scatter_sum, two_layer_mlp
 from ._qp import _as_instance_list, _osqp_data, _solve_osqp, check_qp, qp_objective
 from ._qp_encoding import N_CONSTRAINT_FEATURES, QPGraphEncoder
 
@@ -81,7 +81,7 @@ class QPGNN(nn.Module):
             messages = f(torch.cat([weights.unsqueeze(-1), states[senders]], dim=-1))
             return scatter_sum(messages, receivers, n_receivers)
         # sum_s w_rs f(h_s) as one sparse product (faster than gather + index_add_).
-        return torch.sparse.mm(matrix, f(states))
+        return matrix @ f(states)
 
     def forward(self, batch):
         """Run the message passing and the readout on a batch of QP graphs.
@@ -106,9 +106,9 @@ class QPGNN(nn.Module):
         n_var, n_con = hv.shape[0], hc.shape[0]
         a_w, q_w = batch["a_w"], batch["q_w"]
         if not self.mi_messages and "a_matrix" not in batch:
-            batch["a_matrix"] = sparse_adjacency(con_idx, var_idx, a_w, n_con, n_var)
-            batch["a_matrix_t"] = sparse_adjacency(var_idx, con_idx, a_w, n_var, n_con)
-            batch["q_matrix"] = sparse_adjacency(q_recv, q_send, q_w, n_var, n_var)
+            batch["a_matrix"] = MessageOperator(con_idx, var_idx, a_w, n_con, n_var)
+            batch["a_matrix_t"] = MessageOperator(var_idx, con_idx, a_w, n_var, n_con)
+            batch["q_matrix"] = MessageOperator(q_recv, q_send, q_w, n_var, n_var)
         for f_v, f_c, f_q, g_c, g_v in zip(self.f_var, self.f_con, self.f_q, self.g_con,
                                            self.g_var):
             to_con = self._aggregate(f_v, hv, con_idx, var_idx, a_w, n_con,

@@ -111,6 +111,31 @@ def claim_environment(claim_key, seed, threads=DEFAULT_THREADS):
                 torch.cuda.set_rng_state_all(saved_torch["cuda_rng"])
 
 
+#: Environment variable through which ``skpaper reproduce --jobs N`` tells each of its
+#: worker processes how many cores are its share (the machine's cores over N).
+CORES_VARIABLE = "SKPAPER_REPRODUCE_CORES"
+
+
+def available_cores():
+    """Cores a claim may spread its own worker processes over.
+
+    Inside a ``skpaper reproduce --jobs N`` worker this is the worker's share of the
+    machine (``CORES_VARIABLE``, at least 1); elsewhere the cores this process may run
+    on. Claims that train in their own workers cap their worker count with it, so that
+    N papers side by side do not start more processes than there are cores.
+    """
+    value = os.environ.get(CORES_VARIABLE)
+    if value is not None:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            pass
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 @contextlib.contextmanager
 def torch_threads(threads):
     """Run the body with ``threads`` torch intra-op threads; restore the count after.

@@ -28,9 +28,10 @@ runs is sized from it to end decided (``_CONSTRAINT_DESIGN``). Every claim draws
 test-accuracy curves of its first seed.
 
 **Seeds one at a time.** The arms are not trained with :func:`~skpaper.nn.train_seeds`:
-both encoders pass messages with ``torch.sparse.mm``, which has no ``vmap`` batching rule
-(``vmap`` loops over the seeds and warns), and N2GON's constraint net is rebuilt from a
-kNN search and label pairs drawn by the estimator itself every 10 epochs.
+both encoders pass messages as sparse CSR products (:class:`~skpaper.graph.MessageOperator`),
+which have no ``vmap`` batching rule (``vmap`` would loop over the seeds), and N2GON's
+constraint net is rebuilt from a kNN search and label pairs drawn by the estimator itself
+every 10 epochs.
 """
 
 import numpy as np

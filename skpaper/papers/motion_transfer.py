@@ -206,7 +206,8 @@ def _model_params(scale, seed, name):
 
 
 def _train_job(job, scale, threads):
-    """Train one model (or the detector); jobs run in two workers at ``quick`` scale.
+    """Train one model (or the detector); jobs run in two workers at ``quick`` scale
+    (fewer when the run's share of the cores is smaller, see ``available_cores``).
 
     ``job`` is ``(seed, name)``. A worker process trains with the claim's thread
     count (``threads``), as the claim's own process would.
@@ -243,13 +244,18 @@ def _trained(scale, seed, seeds):
 
     from skpaper.utils import parallel_map
 
+    from ._environment import available_cores
+
     cfg = _CONFIG[scale]
     names = ["anytime"] + [f"direct{k}" for k in range(cfg["n_direct"])]
     if cfg.get("compute_factor"):
         names.insert(0, "direct_matched_compute")
     # Longest jobs first, so that two workers finish together.
     jobs = [(s, n) for n in names for s in seeds]
-    done = parallel_map(_train_job, jobs, n_jobs=cfg["n_jobs"], scale=scale,
+    # At most the cores this run may use: under ``skpaper reproduce --jobs 2`` on two
+    # cores the models train one after another, beside the other paper's worker.
+    n_jobs = min(cfg["n_jobs"], available_cores())
+    done = parallel_map(_train_job, jobs, n_jobs=n_jobs, scale=scale,
                         threads=torch.get_num_threads())
     models = {s: {} for s in seeds}
     seconds = {s: {} for s in seeds}

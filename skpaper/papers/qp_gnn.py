@@ -4,8 +4,9 @@ The timing and warm-start comparison with OSQP is not a claim of the paper; it l
 ``benchmarks/bench_qp.py``.
 
 Seeds are trained one model at a time, not with :func:`~skpaper.nn.train_seeds`: the
-GNN's messages are ``torch.sparse.mm`` products, which have no ``vmap`` batching rule in
-torch (``vmap`` falls back to a per-seed loop and warns, so nothing is gained), and the
+GNN's messages are sparse CSR products (:class:`~skpaper.graph.MessageOperator`), which
+have no ``vmap`` batching rule in torch (``vmap`` would fall back to a per-seed loop, so
+nothing is gained), and the
 official schedule (halve the learning rate and restore the best weights on a plateau) is
 a per-model callback that ``train_seeds`` does not run.
 """

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 from skpaper.papers import motion_transfer as paper
 from skpaper.papers._registry import STATUSES, get_claims, run_claim
@@ -181,3 +182,37 @@ def test_only_the_first_seed_keeps_images(results):
     for ev in rest:
         assert not any(key in ev for key in paper._IMAGES)
         assert {"metrics", "pairs", "t", "floor"} <= set(ev)
+
+
+def test_models_are_the_same_trained_in_two_workers_or_in_turn(monkeypatch):
+    # Under `skpaper reproduce --jobs 2` on two cores a worker's share is one core, and the
+    # models train in turn in the claim's own process; the figures must not change.
+    from skpaper.papers._environment import CORES_VARIABLE, available_cores
+
+    monkeypatch.setitem(paper._CONFIG, "smoke", dict(paper._CONFIG["smoke"], n_jobs=2))
+    seeds = _smoke_seeds()[:1]
+    trained = {}
+    for cores in ("2", "1"):
+        monkeypatch.setenv(CORES_VARIABLE, cores)
+        assert available_cores() == int(cores)
+        paper._trained.cache_clear()
+        trained[cores] = paper._trained("smoke", 0, seeds)[0][seeds[0]]
+    paper._trained.cache_clear()
+    assert set(trained["1"]) == set(trained["2"])
+    for name, model in trained["1"].items():
+        other = trained["2"][name].module_.state_dict()
+        for key, value in model.module_.state_dict().items():
+            assert torch.equal(value, other[key]), (name, key)
+
+
+def test_available_cores_reads_the_worker_share_and_ignores_garbage(monkeypatch):
+    from skpaper.papers._environment import CORES_VARIABLE, available_cores
+
+    monkeypatch.setenv(CORES_VARIABLE, "0")
+    assert available_cores() == 1
+    monkeypatch.setenv(CORES_VARIABLE, "3")
+    assert available_cores() == 3
+    monkeypatch.setenv(CORES_VARIABLE, "many")
+    assert available_cores() >= 1
+    monkeypatch.delenv(CORES_VARIABLE)
+    assert available_cores() >= 1
