@@ -164,34 +164,52 @@ def correlation_attack(
         raise ValueError(f"inclusion must be a float in (0, 1), got {inclusion!r}.")
     rng = np.random.default_rng(check_random_state(random_state).randint(0, 2**31 - 1))
 
-    # Masks are kept bit-packed: r x n booleans would need r * n bytes.
+    if queries is not None:
+        # Positions, each query's distinct ones in order: what a membership row selects.
+        queries = [q if q.size < 2 or (q[1:] > q[:-1]).all() else np.unique(q)
+                   for q in queries]
+    # Random masks are kept bit-packed: r x n booleans would need r * n bytes.
     packed, answers = [], []
     for start in range(0, n_queries, batch_size):
         n_batch = min(batch_size, n_queries - start)
         if queries is None:
             masks = make_subset_queries(n_keys, n_batch, inclusion=inclusion, random_state=rng)
+            answers.append(np.asarray(estimator.predict([keys[m] for m in masks]), dtype=float))
+            packed.append(np.packbits(masks, axis=1))
         else:
-            masks = np.zeros((n_batch, n_keys), dtype=bool)
-            for row, q in zip(masks, queries[start : start + n_batch]):
-                row[q] = True
-        answers.append(np.asarray(estimator.predict([keys[m] for m in masks]), dtype=float))
-        packed.append(np.packbits(masks, axis=1))
+            batch = queries[start : start + n_batch]
+            answers.append(np.asarray(estimator.predict([keys[q] for q in batch]), dtype=float))
     answers = np.concatenate(answers)
     sd = answers.std()
     z = (answers - answers.mean()) / sd if sd > 0 else np.zeros_like(answers)
 
     z_in = np.zeros(n_keys)
     count_in = np.zeros(n_keys)
-    offset = 0
-    for block in packed:
-        masks = np.unpackbits(block, axis=1, count=n_keys).astype(np.float64)
-        z_in += z[offset : offset + masks.shape[0]] @ masks
-        count_in += masks.sum(axis=0)
-        offset += masks.shape[0]
+    if queries is None:
+        offset = 0
+        for block in packed:
+            masks = np.unpackbits(block, axis=1, count=n_keys).astype(np.float64)
+            z_in += z[offset : offset + masks.shape[0]] @ masks
+            count_in += masks.sum(axis=0)
+            offset += masks.shape[0]
+    else:
+        # Given queries are position lists (often a small part of the keys each):
+        # sum each query's standardised answer over its positions, batch by batch.
+        sizes = np.array([q.size for q in queries])
+        for start in range(0, n_queries, batch_size):
+            stop = min(start + batch_size, n_queries)
+            positions = np.concatenate(queries[start:stop])
+            z_in += np.bincount(positions, weights=np.repeat(z[start:stop], sizes[start:stop]),
+                                minlength=n_keys)
+            count_in += np.bincount(positions, minlength=n_keys)
     count_out = n_queries - count_in
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = z_in / count_in - (z.sum() - z_in) / count_out
-    scores = np.nan_to_num(scores, nan=0.0)
+    # A key in every query (or in none) has no "other" queries to compare with: it
+    # carries no signal and scores 0 (z sums to zero only up to rounding, so the
+    # difference would otherwise come out as a huge number of either sign).
+    informative = (count_in > 0) & (count_out > 0)
+    scores = np.zeros(n_keys)
+    scores[informative] = (z_in[informative] / count_in[informative]
+                           - (z.sum() - z_in[informative]) / count_out[informative])
 
     order = np.argsort(-scores, kind="stable")
     selected = keys[order[:n_select]]

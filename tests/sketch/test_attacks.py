@@ -93,6 +93,24 @@ def test_correlation_attack_on_given_pareto_queries():
     assert res.n_queries == 302
     assert res.max_participation == part.max()
     assert res.participation == pytest.approx(part.mean())
+    # The scores of given queries are the mean standardised answer of the queries
+    # holding a key minus that of the others, as for random masks.
+    masks = np.zeros((300, 2000), dtype=bool)
+    for row, q in zip(masks, queries):
+        row[q] = True
+    z = (res.answers - res.answers.mean()) / res.answers.std()
+    count = masks.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.nan_to_num(z @ masks / count - z @ ~masks / (300 - count), nan=0.0)
+    np.testing.assert_allclose(res.scores, expected, rtol=1e-10, atol=1e-12)
+    # A query given unsorted or with repeats is the set of its positions.
+    shuffled = [np.random.default_rng(i).permutation(np.r_[q, q[:3]])
+                for i, q in enumerate(queries)]
+    again = correlation_attack(RobustCardinalitySketch(k=32, mode="standard",
+                                                       random_state=0).fit(),
+                               np.arange(2000), queries=shuffled, random_state=0)
+    np.testing.assert_array_equal(again.answers, res.answers)
+    np.testing.assert_array_equal(again.selected, res.selected)
     with pytest.raises(ValueError, match="positions in"):
         correlation_attack(est, np.arange(10), queries=[[0, 1], [5, 12]])
     with pytest.raises(ValueError, match="n_queries is required"):
