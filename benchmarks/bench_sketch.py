@@ -31,6 +31,12 @@ Measures, in one process on the same keys:
   the merge (``tracemalloc``; the kernel's 8-byte-per-hash scratch of one merge
   is C memory it does not see), against the size of one sketch.
 
+* Pareto-pattern query workloads (``make_participation_queries``) at the shape
+  of the reproduction's larger Pareto setting (24,000 keys, 640 per query,
+  participation capped at 512): the pruned draw against scoring every key
+  with ``rng.gumbel`` per query (the definition), in the same run, and
+  whether both give the same queries;
+
 * ``--calibrate``: the held-out calibration of ``RobustCardinalitySketch``'s
   default ``key_epsilon`` (``k = 128``, ``epsilon = 0.4``, 5,000 keys, attacks
   of 1,536 to 12,288 queries: no configuration of any claim of the
@@ -361,6 +367,44 @@ def bench_merge_memory(lg_k, n_sketches, seed):
             "estimate": merged.estimate()}
 
 
+def bench_pareto_workload(n_keys=24_000, n_queries=1_024, query_size=640, cap=512, seed=0):
+    """Seconds per Pareto-pattern workload: the pruned draw against full Gumbel scoring."""
+    from skpaper.datasets import make_participation_queries
+
+    def full():
+        rng = np.random.default_rng(np.random.RandomState(seed).randint(0, 2**31 - 1))
+        log_w = np.log1p(rng.pareto(1.5, n_keys))
+        part = np.zeros(n_keys, dtype=np.int64)
+        queries = []
+        for _ in range(n_queries):
+            scores = log_w + rng.gumbel(size=n_keys)
+            scores[part >= cap] = -np.inf
+            q = np.sort(np.argpartition(-scores, query_size - 1)[:query_size])
+            part[q] += 1
+            queries.append(q)
+        return queries
+
+    def pruned():
+        return make_participation_queries(n_keys, n_queries, query_size=query_size,
+                                          pattern="pareto", max_participation=cap,
+                                          random_state=seed)[0]
+
+    same = all(np.array_equal(a, b) for a, b in zip(full(), pruned(), strict=True))
+    t_full, t_pruned = _best_of(full, 3), _best_of(pruned, 3)
+    return {"n_keys": n_keys, "n_queries": n_queries, "query_size": query_size, "cap": cap,
+            "full_s": t_full, "pruned_s": t_pruned, "ratio_pruned_vs_full": t_full / t_pruned,
+            "same_queries": same}
+
+
+def _workload_section(args):
+    workload = bench_pareto_workload(seed=args.seed)
+    print(f"Pareto workload ({workload['n_queries']:,} queries of {workload['query_size']} of "
+          f"{workload['n_keys']:,} keys, cap {workload['cap']}): pruned "
+          f"{workload['pruned_s']:.2f} s against full scoring {workload['full_s']:.2f} s "
+          f"(x{workload['ratio_pruned_vs_full']:.1f}), same queries: {workload['same_queries']}")
+    return workload
+
+
 def _strings_section(args):
     strings = bench_strings(12, args.repeat)
     print(f"strings ({strings['source']}, {strings['n_words']:,} words, k={strings['k']}):")
@@ -434,6 +478,8 @@ def main(argv=None):
                         help="run only the string-key section")
     parser.add_argument("--threads-only", action="store_true",
                         help="run only the lock, per-key and merge-memory sections")
+    parser.add_argument("--workloads-only", action="store_true",
+                        help="run only the Pareto workload section")
     parser.add_argument("--calibrate", action="store_true",
                         help="run only the key_epsilon calibration (minutes)")
     args = parser.parse_args(argv)
@@ -448,6 +494,8 @@ def main(argv=None):
 
     if args.strings_only:
         return _strings_section(args)
+    if args.workloads_only:
+        return {"pareto_workload": _workload_section(args)}
     lock = bench_lock(4096, args.repeat, args.seed)
     print(f"lock (k={lock['k']}), single-threaded: {lock['lock_pair_ns']:.0f} ns per take "
           "and release; update against the same work without the lock:")
@@ -478,11 +526,13 @@ def main(argv=None):
     import datasketches
 
     strings = _strings_section(args)
+    workload = _workload_section(args)
     keys = np.random.default_rng(args.seed).integers(0, 2**64, size=args.n, dtype=np.uint64)
     report = {"python": platform.python_version(),
               "datasketches": getattr(datasketches, "__version__", "unknown"),
               "ingest": [], "accuracy": [], "merge": [], "strings": strings,
-              "lock": lock, "per_key": per_key, "merge_memory": merge_mem}
+              "lock": lock, "per_key": per_key, "merge_memory": merge_mem,
+              "pareto_workload": workload}
     try:
         import datasketch
 
