@@ -44,7 +44,7 @@ from ._registry import register_claim, register_paper, shared_cache
 SLUG = "graph-of-net"
 
 register_paper(SLUG, "N2GON: Neural Networks for Graph-of-Net with Position Awareness",
-               module="skpaper.graph", quick_cost_s=1600)
+               module="skpaper.graph", quick_cost_s=1100)
 
 #: Training of constraint-helps, chosen on calibration worlds no claim draws (seed stream
 #: key 99, the claim's 600 outer nodes and width 32; _constraint_calibration). At the dual

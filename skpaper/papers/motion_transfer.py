@@ -58,7 +58,7 @@ from ._stats import paired_difference
 SLUG = "motion-transfer"
 
 register_paper(SLUG, "Large Displacement Motion Transfer with Unsupervised Anytime Interpolation",
-               module="skpaper.vision", quick_cost_s=1130)
+               module="skpaper.vision", quick_cost_s=1190)
 
 _CONFIG = {
     # size: frame side; videos/frames: training set; test_videos, pairs: held-out pairs;

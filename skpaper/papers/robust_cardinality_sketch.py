@@ -30,7 +30,7 @@ SLUG = "robust-cardinality-sketch"
 register_paper(
     SLUG,
     "Breaking the Quadratic Barrier: Robust Cardinality Sketches for Adaptive Queries",
-    module="skpaper.sketch", quick_cost_s=380)
+    module="skpaper.sketch", quick_cost_s=200)
 
 _MODES = ("standard", "basic", "tracking")
 _TOLERANCE = 0.25
@@ -403,6 +403,165 @@ def _claim_curve(scale, seed, out_dir):
             "its mean deviation over those seeds is below 0.25 there and at every smaller "
             "size. Below the budget (per-key participation under budget_/2 answers) "
             "tracking answers exactly as basic."
+        ),
+    )
+
+
+# Basic against standard: at 2k attack queries, twice the k after which the standard
+# estimator breaks (Ahmadian & Cohen 2024). The control removes the mechanism that should
+# make the basic answers robust, their noise: the same threshold search and count with
+# epsilon so large that the Laplace draws vanish.
+_BASIC_FACTOR = 2
+_NOISELESS_EPSILON = 1e6
+_BASIC_EOI = EffectOfInterest(
+    -0.05, "ours",
+    "a deviation 0.05 smaller than the standard estimator's (a fifth of the 25% band): the "
+    "least gain for which the basic mode's extra noise would buy robustness")
+# Calibration setting of the basic claim (no claim runs it): k = 224 on 7,000 keys,
+# epsilon 51.2 / 224, seed stream key 96.
+_BASIC_CALIBRATION = {"label": "k224-n7000", "n": 7000, "k": 224}
+# Looks from _calibration_basic(seed=0, n_seeds=12) on that setting, 2k = 448 attack
+# queries: mean deviation standard 0.358, basic 0.291, noiseless basic 0.395 (SDs 0.097,
+# 0.088, 0.099; 1, 4 and 1 of 12 seeds within the band); basic - standard mean -0.066,
+# SD 0.106, so seeds_needed(0.106, 0.066) = 18 for the upper bound to fall below 0; the
+# control (noiseless - standard, mean +0.038, SD 0.066) needs 6 to put its lower bound
+# above -0.05. Three looks 10, 20, 30 put 18 inside them with room for the spending
+# schedule's smaller levels. That first design (seed stream key (6, i)) ended undecided at
+# seed 0: k160-n4000 passed at look 1 (mean -0.092, SD 0.083, upper -0.026, n=10) and
+# k256-n8000 did not (mean -0.041, SD 0.121, bounds [-0.090, +0.008], n=30); the
+# calibration's gain overstated the larger setting's. Its figures are kept, not rerun.
+_BASIC_FIRST_DESIGN = {"looks": (10, 20, 30), "key": 6,
+                       "k160-n4000": {"mean": -0.0917, "sd": 0.0834, "upper": -0.0255,
+                                      "lower": -0.1579, "n": 10, "verdict": "pass"},
+                       "k256-n8000": {"mean": -0.0410, "sd": 0.1211, "upper": 0.0084,
+                                      "lower": -0.0904, "n": 30, "verdict": "undecided"}}
+# The design that runs: one look per setting on seed stream key (7, i), which nothing else
+# draws, of the seeds the first design's mean and the 90% upper limit of its SD ask for:
+# seeds_needed(sd_upper_limit(sd, n), -mean) is 13 at k160 and 81 at k256. Full scale keeps
+# them (not calibrated there). Over both designs each false verdict has probability at
+# most 0.05 + 0.05.
+_BASIC_KEY = 7
+_BASIC_LOOKS = {"smoke": {"k64-n2000": (2,)},
+                "quick": {"k160-n4000": (13,), "k256-n8000": (81,)}}
+_BASIC_LOOKS["full"] = _BASIC_LOOKS["quick"]
+
+
+def _calibration_basic(seed=0, n_seeds=12, setting=None):
+    """Power figure of the basic claim on its calibration setting (no claim runs it).
+
+    Per seed (stream key 96), the deviation of the standard, basic and noiseless basic
+    estimators under one correlation attack of 2k queries with one secret hash (shared
+    by the modes); returns the paired differences against the standard estimator, their
+    means and SDs, and the seeds a one-look t test needs to put the check's upper bound
+    below 0 (basic) and the control's lower bound above the effect of interest.
+    """
+    from ._stats import seeds_needed
+
+    cfg = _cfg(setting or _BASIC_CALIBRATION)
+    n_queries = _BASIC_FACTOR * cfg["k"]
+    seeds = claim_seeds(seed, n_seeds, 96)
+    dev = {"standard": [], "basic": [], "noiseless": []}
+    for s in seeds:
+        dev["standard"].append(_deviation(_attack("standard", cfg, n_queries, s)))
+        dev["basic"].append(_deviation(_attack("basic", cfg, n_queries, s)))
+        dev["noiseless"].append(_deviation(_attack(
+            "basic", {**cfg, "epsilon": _NOISELESS_EPSILON}, n_queries, s)))
+    out = {"setting": cfg, "n_queries": n_queries,
+           "deviation": {m: np.round(v, 4).tolist() for m, v in dev.items()}}
+    eoi = _BASIC_EOI.value
+    for role, arm in (("check", "basic"), ("control", "noiseless")):
+        diff = np.asarray(dev[arm]) - np.asarray(dev["standard"])
+        mean, sd = float(diff.mean()), float(diff.std(ddof=1))
+        gap = -mean if role == "check" else mean - eoi
+        out[role] = {"arm": arm, "mean": mean, "sd": sd,
+                     "seeds_needed": seeds_needed(sd, gap) if gap > 0 else None}
+    return out
+
+
+@register_claim(
+    SLUG,
+    "basic-outlasts-standard",
+    "Under the correlation attack with 2k queries (twice the k after which the standard "
+    "estimator breaks) the basic robust estimator, with no tracking, deviates less than "
+    "the standard estimator on A_in and A_out, on two held-out settings.",
+    paper_statement="The robust estimators survive far more adaptive queries than the "
+                    "standard one, which breaks after a number of queries linear in k "
+                    "(abstract; Ahmadian & Cohen, ICML 2024); the basic robust estimator "
+                    "answers through differential privacy of the sketch randomness.",
+    check="per setting, on paired seeds (one look, 13 seeds at k=160 and 81 at k=256 at "
+          "quick, fresh worlds sized from a first design whose looks 10, 20, 30 ended "
+          "undecided; one secret hash and one attack draw per seed, shared by the modes): "
+          "the upper 95% bound of mean(deviation(basic) - deviation(standard)) below 0, "
+          "deviation = max(|ratio_in - 1|, |ratio_out - 1|); both settings must hold "
+          "(contradicted when a lower bound is above -0.05)",
+    control="the basic estimator's noise removed (epsilon = 1e6: the same threshold search "
+            "and count without Laplace draws) against the same standard estimator",
+    effect_of_interest=_BASIC_EOI,
+)
+def _claim_basic(scale, seed, out_dir):
+    comparisons, observed, runs_by = {}, {}, {}
+    for i, setting in enumerate(_SETTINGS[scale]):
+        cfg, label = _cfg(setting), setting["label"]
+        n_queries = _BASIC_FACTOR * cfg["k"]
+        noiseless = {**cfg, "epsilon": _NOISELESS_EPSILON}
+        run = _cached(lambda mode, s, c=cfg, q=n_queries, z=noiseless:
+                      _attack("basic", z, q, s) if mode == "noiseless" else _attack(mode, c, q, s))
+        arms = {m: (lambda s, m=m: _deviation(run(m, s))) for m in ("basic", "standard",
+                                                                     "noiseless")}
+        comparisons[label] = run_comparison(
+            arms, method="basic", baseline="standard", control_method="noiseless",
+            seed=seed, looks=_BASIC_LOOKS[scale][label], key=(_BASIC_KEY, i),
+            effect_of_interest=_BASIC_EOI,
+            alternative="less", margin=0.0,
+            metric=f"max(|ratio_in - 1|, |ratio_out - 1|) [{label}]")
+        # In the order the comparison drew them, as its per-seed figures are.
+        seeds = list(dict.fromkeys(s for (m, s) in run.cache if m == "basic"))
+        runs = {m: [run(m, s) for s in seeds] for m in ("standard", "basic", "noiseless")}
+        runs_by[label] = runs
+        observed[label] = {
+            **cfg, "n_queries": n_queries, "noiseless_epsilon": _NOISELESS_EPSILON,
+            **{f"{m}_deviation": seed_summary([_deviation(r) for r in runs[m]])
+               for m in runs},
+            **{f"{m}_in_band": int(sum(_deviation(r) < _TOLERANCE for r in runs[m]))
+               for m in runs},
+            **{f"{m}_{f}": seed_summary([r[f] for r in runs[m]])
+               for m in runs for f in ("recovery", "ratio_in", "ratio_out")},
+        }
+    fig, ax = new_figure(1, len(runs_by), figsize=(4.6 * len(runs_by), 3.6), squeeze=False)
+    for a_, (label, runs) in zip(ax[0], runs_by.items()):
+        names = list(runs)
+        for j, m in enumerate(names):
+            values = [_deviation(r) for r in runs[m]]
+            a_.bar(j, np.mean(values), 0.6)
+            a_.plot(np.full(len(values), j), values, "k.", ms=3)
+        a_.axhline(_TOLERANCE, color="k", ls="--", lw=0.8)
+        a_.set_xticks(range(len(names)), names)
+        a_.set_ylabel("max(|ratio_in - 1|, |ratio_out - 1|)")
+        a_.set_title(f"{label}: {observed[label]['n_queries']} attack queries, "
+                     f"{len(runs['basic'])} seeds", fontsize=9)
+    artifact = save_figure(fig, out_dir, "basic_vs_standard")
+    return all_of(
+        comparisons, observed={"settings": observed, "seed_stream_key": _BASIC_KEY,
+                               "first_design": dict(_BASIC_FIRST_DESIGN,
+                                                    note="recorded from the first design's "
+                                                         "run at quick scale, seed 0; not "
+                                                         "rerun")},
+        artifacts=[artifact],
+        notes=(
+            "Two held-out settings must both hold (all_of). Two designs: the first (looks "
+            "10, 20, 30 on seed stream key (6, i), from the power figure of "
+            "_calibration_basic on k = 224, 7,000 keys, which no claim uses) ended undecided "
+            "at seed 0, k160 passing (upper -0.026) and k256 not (mean -0.041, SD 0.121, "
+            "bounds [-0.090, +0.008], n=30; first_design, recorded, not rerun). This run is "
+            "the second: one look per setting on seed stream key (7, i), of the seeds that "
+            "the first design's mean and the 90% upper limit of its SD ask for "
+            "(seeds_needed: 13 at k160, 81 at k256); over both designs each false verdict "
+            "has probability at most 0.05 + 0.05. The basic mode "
+            "answers with the library's epsilon (k * epsilon = 51.2) and never deactivates "
+            "keys; in_band counts the seeds whose deviation is below 0.25. The noiseless "
+            "control keeps everything but the Laplace draws, so a pass of the check with a "
+            "failing control says the noise, not the threshold search or the 7k/8 count, "
+            "is what slows the attack."
         ),
     )
 

@@ -26,7 +26,7 @@ def test_claims_run_and_write_their_figures(smoke_results):
 
 def test_asserting_claims_are_sequential_band_equivalences_per_setting(smoke_results):
     for claim in get_claims(SLUG):
-        if claim.reported:
+        if claim.reported or claim.claim_id == "basic-outlasts-standard":
             continue
         assert claim.effect_of_interest.value == 0.25
         result = smoke_results[claim.claim_id][0]
@@ -112,6 +112,58 @@ def test_pareto_design_is_sized_from_the_first_design():
         assert not fresh & calibration
 
 
-def test_only_the_pareto_claim_records_a_first_design(smoke_results):
+def test_only_the_redesigned_claims_record_a_first_design(smoke_results):
     for claim_id, (result, *_) in smoke_results.items():
-        assert ("first_design" in result.observed) == (claim_id == "pareto-participation")
+        assert ("first_design" in result.observed) == (
+            claim_id in ("pareto-participation", "basic-outlasts-standard"))
+
+
+def test_basic_claim_is_a_paired_superiority_over_standard_with_a_noiseless_control(
+        smoke_results):
+    from skpaper.papers import robust_cardinality_sketch as sketch
+
+    claim = next(c for c in get_claims(SLUG) if c.claim_id == "basic-outlasts-standard")
+    assert claim.effect_of_interest.value == -0.05
+    result = smoke_results["basic-outlasts-standard"][0]
+    for label, setting in result.observed["by_setting"].items():
+        check = setting["check"]
+        assert check["alternative"] == "less" and check["margin"] == 0.0
+        assert check["looks"] == [2]
+        assert setting["difference"] == "basic - standard"
+        assert setting["control"]["difference"] == "noiseless - standard"
+        # Paired: the check and the control share the standard arm's figures.
+        per_seed = setting["per_seed"]
+        assert set(per_seed) == {"basic", "standard", "noiseless"}
+        fig = result.observed["settings"][label]
+        assert fig["n_queries"] == sketch._BASIC_FACTOR * fig["k"]
+        assert fig["standard_deviation"]["values"] == pytest.approx(per_seed["standard"])
+        assert fig["noiseless_epsilon"] == sketch._NOISELESS_EPSILON
+
+
+def test_basic_calibration_and_designs_share_no_setting_or_seed():
+    from skpaper.papers import robust_cardinality_sketch as sketch
+    from skpaper.papers._stats import claim_seeds, sd_upper_limit, seeds_needed
+
+    cal = sketch._BASIC_CALIBRATION
+    for settings in sketch._SETTINGS.values():
+        for s in settings:
+            assert s["k"] != cal["k"] and s["n"] != cal["n"]
+    tiny = {"label": "tiny", "n": 1200, "k": 24}
+    out = sketch._calibration_basic(seed=0, n_seeds=3, setting=tiny)
+    assert out["n_queries"] == 48
+    assert set(out["deviation"]) == {"standard", "basic", "noiseless"}
+    assert out["check"]["arm"] == "basic" and out["control"]["arm"] == "noiseless"
+    again = sketch._calibration_basic(seed=0, n_seeds=3, setting=tiny)
+    assert again["deviation"] == out["deviation"]
+    # The second design is sized from the first design's figures, on fresh seeds.
+    first = sketch._BASIC_FIRST_DESIGN
+    for label, looks in sketch._BASIC_LOOKS["quick"].items():
+        fig = first[label]
+        assert looks == (seeds_needed(sd_upper_limit(fig["sd"], fig["n"]), -fig["mean"]),)
+    assert sketch._BASIC_KEY != first["key"]
+    calibration = set(claim_seeds(0, 12, 96))
+    for i, setting in enumerate(sketch._SETTINGS["quick"]):
+        n = sketch._BASIC_LOOKS["quick"][setting["label"]][-1]
+        fresh = set(claim_seeds(0, n, sketch._BASIC_KEY, i))
+        assert not fresh & set(claim_seeds(0, first[setting["label"]]["n"], first["key"], i))
+        assert not fresh & calibration
