@@ -127,6 +127,13 @@ def _cached(make):
     return run
 
 
+def _second_design_observed(settings, key, first_design):
+    """Observed figures of a second design: its settings, seed stream and the first design."""
+    return {"settings": settings, "seed_stream_key": key,
+            "first_design": dict(first_design, note="recorded from the first design's run "
+                                                    "at quick scale, seed 0; not rerun")}
+
+
 def _seeds_run(run):
     return sorted({s for (m, s) in run.cache if m == "tracking"})
 
@@ -541,11 +548,7 @@ def _claim_basic(scale, seed, out_dir):
                      f"{len(runs['basic'])} seeds", fontsize=9)
     artifact = save_figure(fig, out_dir, "basic_vs_standard")
     return all_of(
-        comparisons, observed={"settings": observed, "seed_stream_key": _BASIC_KEY,
-                               "first_design": dict(_BASIC_FIRST_DESIGN,
-                                                    note="recorded from the first design's "
-                                                         "run at quick scale, seed 0; not "
-                                                         "rerun")},
+        comparisons, observed=_second_design_observed(observed, _BASIC_KEY, _BASIC_FIRST_DESIGN),
         artifacts=[artifact],
         notes=(
             "Two held-out settings must both hold (all_of). Two designs: the first (looks "
@@ -713,11 +716,7 @@ def _claim_pareto(scale, seed, out_dir):
                            fontsize=9)
     artifact = save_figure(fig, out_dir, "pareto_attack")
     return all_of(
-        comparisons, observed={"settings": observed, "seed_stream_key": _PARETO_KEY,
-                               "first_design": dict(_PARETO_FIRST_DESIGN,
-                                                    note="recorded from the first design's "
-                                                         "run at quick scale, seed 0; not "
-                                                         "rerun")},
+        comparisons, observed=_second_design_observed(observed, _PARETO_KEY, _PARETO_FIRST_DESIGN),
         artifacts=[artifact],
         notes=(
             "Queries sample keys without replacement with Pareto(1.5) weights "
