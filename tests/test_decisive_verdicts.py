@@ -190,6 +190,20 @@ def test_run_comparison_adds_seeds_until_the_control_decides():
     assert len(comparison.seeds) > 4  # the control needed more seeds than the check
 
 
+def test_a_check_contradicted_early_keeps_its_verdict_while_the_control_decides():
+    # no effect: the check is contradicted at the first look, where the noisier control
+    # is not decided yet; the seeds go on until the control fails decisively
+    comparison = run_comparison({"method": _noisy(0.0, 0.005), "baseline": _noisy(0.001, 0.005),
+                                 "off": _noisy(0.002, 0.6)},
+                                method="method", baseline="baseline", control_method="off",
+                                seed=0, looks=(4, 8, 16, 32, 64), effect_of_interest=_EOI)
+    assert comparison.verdict == "contradicted" and comparison.decision.look == 4
+    # the control did not decide at the first look (the first crossing fixes its look)
+    assert comparison.control_verdict == "fail" and comparison.control_decision.look > 4
+    assert len(comparison.seeds) == comparison.control_decision.look
+    assert all(len(v) == len(comparison.seeds) for v in comparison.values.values())
+
+
 def test_run_comparison_batched_arms_see_the_same_seeds():
     seen = {}
 

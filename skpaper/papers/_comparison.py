@@ -10,8 +10,10 @@ the rest the same way for every paper:
    are decided with :func:`~skpaper.papers._stats.decide`, whose
    group-sequential levels keep each error at most ``alpha`` under this
    optional stopping;
-3. it stops as soon as the verdict is settled (the check is contradicted,
-   or it passes and the control is decided too), else at the last look;
+3. it stops as soon as the verdict is settled (the check is decided either
+   way and so is the control), else at the last look: a check decided at an
+   early look keeps that verdict (the first crossing fixes it), while its
+   control goes on to the looks it needs to fail or pass decisively;
 4. it records each arm's parameters, training steps and examples from what
    the arms return (:class:`ArmRun`), and the power figures.
 
@@ -420,8 +422,7 @@ def run_comparison(arms, *, method, baseline, seed, looks, effect_of_interest,
                 f"[{decision.lower:.4g}, {decision.upper:.4g}]"
                 + (f", control {_control_verdict(control)}" if control is not None else ""))
         settled_control = control is None or _control_verdict(control) != "undecided"
-        if decision.verdict == "contradicted" or (decision.verdict == "pass"
-                                                  and settled_control):
+        if decision.verdict != "undecided" and settled_control:
             break
     arm_record = {}
     for arm in arms:
@@ -588,8 +589,9 @@ def coverage_comparison(arms, *, method, control_method, seed, looks, key=(),
 
     ``under`` is the margin the lower bound must beat, ``over`` the one the
     upper bound must stay below; the nominal rate is the effect of interest
-    of both sides. Trials are added look by look until both sides (and the
-    control, on the under-coverage side) are decided, or the last look.
+    of both sides. Trials are added look by look until the verdict is
+    settled (either side contradicted, or both passing) and the control, on
+    the under-coverage side, is decided too, or the last look.
     Returns ``(comparison of the under side, Decision of the over side,
     verdict)``; the verdict is ``"contradicted"`` when either side is.
     """
@@ -612,8 +614,8 @@ def coverage_comparison(arms, *, method, control_method, seed, looks, key=(),
         high = decide(values[method], effect_of_interest=float(effect_of_interest.value),
                       alternative="less", margin=over, looks=looks)
         verdicts = (cmp.verdict, high.verdict)
-        if "contradicted" in verdicts or (verdicts == ("pass", "pass")
-                                          and cmp.control_verdict != "undecided"):
+        settled = ("contradicted" in verdicts or verdicts == ("pass", "pass"))
+        if settled and cmp.control_verdict != "undecided":
             break
     cmp.values = {name: v for name, v in values.items()}
     cmp.looks = tuple(looks)

@@ -56,7 +56,8 @@ _QUALITY = {
     # 80% power); uncapped 0.089 and 0.037 (685 and 118 seeds). The last of these four
     # looks spends 0.0125, not 0.025, where the same SDs need 62 and 88 seeds: the plan
     # covers the check but leaves the placebo short (a slip found after the claim ran;
-    # the looks are kept, and the placebo only guards a pass).
+    # the looks are kept). The seeds go on past the check's verdict until the placebo is
+    # decided (run_comparison), so it fails or passes decisively within these looks.
     "quick": dict(looks=(16, 32, 48, 64), epochs=30, lr=1e-3, n_blocks=8, width=64, rank=8,
                   n_train=None, extra=(), cap=0.15),
     "full": dict(looks=(16, 32, 48, 64), epochs=30, lr=1e-3, n_blocks=8, width=64, rank=8,
