@@ -57,3 +57,37 @@ def test_text_robustness_run_reports_every_split_for_both_models():
         assert set(row) == {"fit_focus_C_ignore_S", "fit_empty", "fit_focus_S_on_y_S", "vanilla"}
         # 12 test texts: every accuracy is a multiple of 1/12 in [0, 1]
         assert all(0.0 <= v <= 1.0 and abs(v * 12 - round(v * 12)) < 1e-9 for v in row.values())
+
+
+def _report_by_recomputation(model, X, y, y_s):
+    out = model.focus_accuracy_report(X, y, y_s)
+    out["core_answer_is_spurious"] = float(np.mean(
+        model.predict(X, focus="focus_C_ignore_S") == y_s))
+    return out
+
+
+def test_report_equals_its_recomputation_tabular(global_random_seed):
+    from skpaper.datasets import make_spurious_task
+    from skpaper.language import FocusInstructionTuner
+
+    X, y, _ = make_spurious_task(300, rho=paper._RHO, n_genres=paper._N_GENRES,
+                                 genre_register=True, random_state=global_random_seed)
+    spurious = list(range(paper._N_CORE, paper._N_CORE + paper._N_SPURIOUS))
+    model = FocusInstructionTuner(DecisionTreeClassifier(random_state=0),
+                                  spurious_columns=spurious,
+                                  random_state=global_random_seed).fit(X, y)
+    for Xt, yt, ys in paper._test_splits(80, "tabular", global_random_seed + 1).values():
+        assert paper._report(model, Xt, yt, ys) == _report_by_recomputation(model, Xt, yt, ys)
+
+
+def test_report_equals_its_recomputation_text():
+    from skpaper.datasets import make_spurious_task
+    from skpaper.language import FocusInstructionLM, LanguageModel, WordTokenizer
+
+    texts, y, _ = make_spurious_task(90, rho=paper._RHO, n_genres=paper._N_GENRES, kind="nli",
+                                     genre_register=True, random_state=3)
+    lm = LanguageModel(tokenizer=WordTokenizer(), n_layers=1, d_model=16, n_heads=2,
+                       max_len=40, max_epochs=1, device="cpu", random_state=3)
+    model = FocusInstructionLM(lm, spurious_pattern=r"^(\S+ \S+) :", random_state=3).fit(texts, y)
+    for Xt, yt, ys in paper._test_splits(12, "nli", 4).values():
+        assert paper._report(model, Xt, yt, ys) == _report_by_recomputation(model, Xt, yt, ys)
