@@ -45,14 +45,19 @@ few epochs, the per-step cost is what is compared):
 --scale quick --jobs 1`` against ``--jobs 2`` in the same run, one after the other,
 and writes both wall times, exit codes and the load average (``uptime``) before and
 after each into the JSON under ``"reproduce"``; ``--reproduce-papers all`` times the
-whole suite.
+whole suite. ``--reproduce-jobs 2,1`` sets which worker counts run and in which order
+(default ``1,2``), and ``--reproduce-keep DIR`` keeps each run's output folder as
+``DIR/jobs<N>`` (the report and figures, to compare the runs or to publish one);
+without it the folders are temporary.
 
 Run: ``python benchmarks/bench_reproduce.py [--quick] [--repeat N] [--json out.json]
 [--strategies grouped,vmap] [--seed-counts 1,4,8,16] [--models laurel,ssa]
-[--reproduce-papers all] [--reproduce-scale quick]``.
+[--reproduce-papers all] [--reproduce-scale quick] [--reproduce-jobs 2,1]
+[--reproduce-keep DIR]``.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -289,17 +294,18 @@ def _uptime():
     return "load average: " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
-def time_reproduce(papers, scale="quick", jobs=(1, 2)):
+def time_reproduce(papers, scale="quick", jobs=(1, 2), keep=None):
     """Wall time of ``skpaper reproduce <papers> --scale <scale> --jobs N`` for each N.
 
-    The runs go one after the other, into temporary output folders, each with
+    The runs go one after the other, in the order of ``jobs``, into temporary output
+    folders (or ``keep/jobs<N>`` when ``keep`` is a folder), each with
     ``OMP_NUM_THREADS=1`` as the runner's workers use; the load average is read
     before and after each.
     """
     env = dict(os.environ, OMP_NUM_THREADS="1")
     runs = []
     for n in jobs:
-        with tempfile.TemporaryDirectory() as out:
+        with _output_folder(keep, n) as out:
             cmd = [sys.executable, "-m", "skpaper", "reproduce", *papers, "--scale", scale,
                    "--jobs", str(n), "--out", out]
             before, start = _uptime(), time.perf_counter()
@@ -312,9 +318,23 @@ def time_reproduce(papers, scale="quick", jobs=(1, 2)):
         print(f"reproduce {' '.join(papers)} --scale {scale} --jobs {n}: {wall:.1f} s "
               f"(exit {done.returncode}; before: {before}; after: {runs[-1]['uptime_after']})",
               flush=True)
+    wall = {run["jobs"]: run["wall_s"] for run in runs}
     return {"papers": list(papers), "scale": scale, "runs": runs,
-            "jobs1_over_jobs2": runs[0]["wall_s"] / runs[-1]["wall_s"] if len(runs) > 1
-            else None}
+            "jobs1_over_jobs2": wall[1] / wall[2] if {1, 2} <= set(wall) else None}
+
+
+@contextlib.contextmanager
+def _output_folder(keep, jobs):
+    """A temporary folder, or ``keep/jobs<N>`` (created, and left in place) when kept."""
+    if keep is None:
+        with tempfile.TemporaryDirectory() as out:
+            yield out
+        return
+    out = os.path.join(keep, f"jobs{jobs}")
+    if os.path.exists(out):
+        raise FileExistsError(f"--reproduce-keep: {out} exists; choose an empty folder.")
+    os.makedirs(out)
+    yield out
 
 
 def _csv(text):
@@ -332,11 +352,17 @@ def main(argv=None):
                         help="also time skpaper reproduce of these papers (or all) with "
                              "--jobs 1 and --jobs 2")
     parser.add_argument("--reproduce-scale", default="quick")
+    parser.add_argument("--reproduce-jobs", type=lambda t: [int(v) for v in _csv(t)],
+                        default=[1, 2])
+    parser.add_argument("--reproduce-keep", default=None)
     parser.add_argument("--json", default=None)
     own, rest = parser.parse_known_args(argv)
     bad = set(own.strategies) - {"grouped", "vmap", "auto"}
     if bad or (own.models and set(own.models) - set(MODEL_KEYS)):
         parser.error(f"unknown strategies or models: {sorted(bad)} {own.models}")
+    if not own.reproduce_jobs or min(own.reproduce_jobs) < 1:
+        parser.error(f"--reproduce-jobs must list positive worker counts, got "
+                     f"{own.reproduce_jobs}")
     load_before = _uptime()
     results = main_cli(lambda quick: make_cases(quick, own.strategies, own.seed_counts,
                                                 own.models),
@@ -346,7 +372,8 @@ def main(argv=None):
     extra = {"uptime_before": load_before, "uptime_after": _uptime()}
     print(f"load: before {extra['uptime_before']}; after {extra['uptime_after']}")
     if own.reproduce_papers:
-        extra["reproduce"] = time_reproduce(own.reproduce_papers, own.reproduce_scale)
+        extra["reproduce"] = time_reproduce(own.reproduce_papers, own.reproduce_scale,
+                                            own.reproduce_jobs, own.reproduce_keep)
     if own.json:
         with open(own.json) as fh:
             report = json.load(fh)

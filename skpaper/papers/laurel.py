@@ -25,7 +25,7 @@ from ._stats import claim_seeds, seed_summary
 SLUG = "laurel"
 
 register_paper(SLUG, "LAuReL: Learned Augmented Residual Layer", module="skpaper.nn",
-               quick_cost_s=80)
+               quick_cost_s=140)
 
 #: Arms of every quality comparison; "placebo" is the plain network trained on
 #: other initialisation seeds (the negative control).
