@@ -181,11 +181,19 @@ def _format_observed(observed, limit=4):
 
 
 def _format_interval(result):
+    """``mean [lower, upper], n=N`` of the check; ``, decided at L`` when an earlier look
+    fixed the verdict (the bounds are that look's, the mean is over all N seeds, which
+    ran on for the control)."""
     check = result.observed.get("check") if isinstance(result.observed, dict) else None
     if not isinstance(check, dict) or "lower_bound" not in check:
         return ""
-    return (f"{check.get('mean', float('nan')):.4g} [{check['lower_bound']:.4g}, "
+    text = (f"{check.get('mean', float('nan')):.4g} [{check['lower_bound']:.4g}, "
             f"{check['upper_bound']:.4g}], n={check.get('n')}")
+    look, n = check.get("decided_at"), check.get("n")
+    if (isinstance(look, int) and isinstance(n, int) and look < n
+            and check.get("verdict") != "undecided"):
+        text += f", decided at {look}"
+    return text
 
 
 def _format_control(result):

@@ -202,6 +202,15 @@ def test_a_check_contradicted_early_keeps_its_verdict_while_the_control_decides(
     assert comparison.control_verdict == "fail" and comparison.control_decision.look > 4
     assert len(comparison.seeds) == comparison.control_decision.look
     assert all(len(v) == len(comparison.seeds) for v in comparison.values.values())
+    # the report's cell says that the bounds are the deciding look's, not all seeds'
+    from skpaper.cli import _format_interval
+
+    cell = _format_interval(comparison.claim_result(observed={}))
+    assert cell.endswith(f"n={len(comparison.seeds)}, decided at 4")
+    decided_last = run_comparison({"method": _noisy(0.0, 0.005), "baseline": _noisy(0.001, 0.005)},
+                                  method="method", baseline="baseline", seed=0,
+                                  looks=(4, 8), effect_of_interest=_EOI)
+    assert _format_interval(decided_last.claim_result(observed={})).endswith("n=4")
 
 
 def test_run_comparison_batched_arms_see_the_same_seeds():
