@@ -230,7 +230,10 @@ def test_claim_environment_sets_and_restores_process_state(tmp_path):
     cwd = os.getcwd()
     with claim_environment("p/c", 7, threads=1) as env:
         assert torch.get_num_threads() == 1 and env["torch_threads"] == 1
-        assert env["blas_threads"] == [1]
+        assert env["blas_threads"] == [1] and env["openmp_threads"] == [1]
+        # the CPU kernels that ran, which decide the last digits of every figure
+        assert env["machine"] and isinstance(env["blas_kernels"], list)
+        assert env["torch_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
         assert torch.get_default_dtype() == torch.float32
         # the global generators are seeded from (claim, seed) alone
         draw = np.random.random_sample()

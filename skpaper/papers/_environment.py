@@ -61,6 +61,11 @@ def claim_environment(claim_key, seed, threads=DEFAULT_THREADS):
     environment : dict
         What the claim runs with (versions, thread counts, device), for its JSON.
     """
+    # threadpoolctl limits only the native pools already loaded: load scipy's BLAS and
+    # scikit-learn's OpenMP runtime first, so that a claim importing them later does not
+    # run them at their default thread count.
+    import scipy.linalg  # noqa: F401
+    import sklearn.utils._openmp_helpers  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     torch = _torch()
@@ -154,22 +159,38 @@ def torch_threads(threads):
 
 
 def describe_environment(threads=DEFAULT_THREADS):
-    """Versions, thread counts and device of this process, for a claim's JSON."""
+    """Versions, thread counts, device and CPU kernels of this process, for a claim's JSON.
+
+    ``machine``, ``blas_kernels`` (each BLAS library with the CPU architecture it chose
+    its kernels for) and ``torch_cpu_capability`` (torch's vector level: AVX2, AVX512,
+    ...) say which kernels ran: they round differently, and the long trainings of the
+    deep claims amplify that rounding, so figures repeat bit for bit only where these
+    match.
+    """
     import scipy
     import sklearn
     from threadpoolctl import threadpool_info
 
     from .. import __version__
 
+    pools = threadpool_info()
     env = {"skpaper": __version__, "python": platform.python_version(),
            "numpy": np.__version__, "scipy": scipy.__version__,
            "scikit-learn": sklearn.__version__, "requested_threads": int(threads),
-           "blas_threads": sorted({int(p["num_threads"]) for p in threadpool_info()}),
+           "blas_threads": sorted({int(p["num_threads"]) for p in pools
+                                   if p.get("user_api") == "blas"}),
+           "openmp_threads": sorted({int(p["num_threads"]) for p in pools
+                                     if p.get("user_api") == "openmp"}),
+           "machine": platform.machine(),
+           "blas_kernels": sorted({f"{p['internal_api']} {p['architecture']}" for p in pools
+                                   if p.get("architecture")}),
            "torch": None, "device": "cpu"}
     torch = _torch()
     if torch is not None:
+        capability = getattr(torch.backends.cpu, "get_cpu_capability", None)
         env.update(torch=torch.__version__, torch_threads=torch.get_num_threads(),
-                   torch_interop_threads=torch.get_num_interop_threads())
+                   torch_interop_threads=torch.get_num_interop_threads(),
+                   torch_cpu_capability=capability() if capability is not None else None)
         if torch.cuda.is_available():
             env["device"] = f"cuda ({torch.cuda.get_device_name(0)})"
     return env
