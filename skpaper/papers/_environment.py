@@ -64,8 +64,8 @@ def claim_environment(claim_key, seed, threads=DEFAULT_THREADS):
     # threadpoolctl limits only the native pools already loaded: load scipy's BLAS and
     # scikit-learn's OpenMP runtime first, so that a claim importing them later does not
     # run them at their default thread count.
-    import scipy.linalg  # noqa: F401
-    import sklearn.utils._openmp_helpers  # noqa: F401
+    import scipy.linalg  # noqa: F401  (scipy's own BLAS)
+    import sklearn.cluster  # noqa: F401  (links the OpenMP runtime)
     from threadpoolctl import threadpool_limits
 
     torch = _torch()
