@@ -45,7 +45,11 @@ def test_text_robustness_calibration_is_a_separate_setting():
     # a different configuration and a different seed stream from the claim's
     assert (calibration["rob_train"], calibration["rob_lm"]) != (quick["rob_train"],
                                                                 quick["rob_lm"])
-    assert not set(claim_seeds(0, 8, 98)) & set(claim_seeds(0, max(quick["rob_looks"]), 3))
+    claim = set(claim_seeds(0, max(quick["rob_looks"]), *quick["rob_key"]))
+    assert not set(claim_seeds(0, 8, 98)) & claim
+    # the second design draws worlds the first design (key 3) never drew
+    assert quick["rob_key"] != (3,)
+    assert not set(claim_seeds(0, max(paper._ROBUST_LOOKS), 3)) & claim
     assert paper._ROBUST_EOI.source == "ours" and paper._ROBUST_EOI.value > 0
 
 
