@@ -155,15 +155,24 @@ def test_basic_calibration_and_designs_share_no_setting_or_seed():
     assert out["check"]["arm"] == "basic" and out["control"]["arm"] == "noiseless"
     again = sketch._calibration_basic(seed=0, n_seeds=3, setting=tiny)
     assert again["deviation"] == out["deviation"]
-    # The second design is sized from the first design's figures, on fresh seeds.
-    first = sketch._BASIC_FIRST_DESIGN
-    for label, looks in sketch._BASIC_LOOKS["quick"].items():
-        fig = first[label]
-        assert looks == (seeds_needed(sd_upper_limit(fig["sd"], fig["n"]), -fig["mean"]),)
-    assert sketch._BASIC_KEY != first["key"]
+    # Each later design is sized from the figures of the one before, on fresh seeds: the
+    # second (k256's, which passed) by seeds_needed, the third (k160 only) by seeds_to_decide.
+    from skpaper.papers._stats import seeds_to_decide
+
+    first, second = sketch._BASIC_FIRST_DESIGN, sketch._BASIC_SECOND_DESIGN
+    looks, keys = sketch._BASIC_LOOKS["quick"], sketch._BASIC_KEYS
+    fig = first["k256-n8000"]
+    assert looks["k256-n8000"] == (seeds_needed(sd_upper_limit(fig["sd"], fig["n"]),
+                                                -fig["mean"]),)
+    assert keys["k256-n8000"] == second["key"]
+    fig = second["k160-n4000"]
+    assert looks["k160-n4000"] == (seeds_to_decide(sd_upper_limit(fig["sd"], fig["n"]),
+                                                   -sketch._BASIC_EOI.value),)
     calibration = set(claim_seeds(0, 12, 96))
     for i, setting in enumerate(sketch._SETTINGS["quick"]):
-        n = sketch._BASIC_LOOKS["quick"][setting["label"]][-1]
-        fresh = set(claim_seeds(0, n, sketch._BASIC_KEY, i))
-        assert not fresh & set(claim_seeds(0, first[setting["label"]]["n"], first["key"], i))
+        label = setting["label"]
+        fresh = set(claim_seeds(0, looks[label][-1], keys[label], i))
+        assert not fresh & set(claim_seeds(0, first[label]["n"], first["key"], i))
         assert not fresh & calibration
+        if keys[label] != second["key"]:
+            assert not fresh & set(claim_seeds(0, 81, second["key"], i))
