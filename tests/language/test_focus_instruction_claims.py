@@ -95,3 +95,13 @@ def test_report_equals_its_recomputation_text():
     model = FocusInstructionLM(lm, spurious_pattern=r"^(\S+ \S+) :", random_state=3).fit(texts, y)
     for Xt, yt, ys in paper._test_splits(12, "nli", 4).values():
         assert paper._report(model, Xt, yt, ys) == _report_by_recomputation(model, Xt, yt, ys)
+
+
+def test_text_robustness_second_design_is_sized_by_its_control():
+    from skpaper.papers._stats import sd_upper_limit, seeds_needed
+
+    first, looks = paper._ROBUST_FIRST_DESIGN, paper._SCALES["quick"]["rob_looks"]
+    assert first["verdict"] != "undecided" and first["control_verdict"] == "undecided"
+    gap = paper._ROBUST_EOI.value - first["control_mean"]
+    assert looks[-1] == seeds_needed(sd_upper_limit(first["control_sd"], first["n"]), gap,
+                                     alpha=0.05 / len(looks))

@@ -99,3 +99,19 @@ def test_inpainting_control_tokenizer_is_redrawn_and_leaves_torch_rng_alone():
     # the fitted tokenizer itself is untouched
     assert torch.equal(dict(tok.module_.named_parameters())["quantizer.embedding"],
                        trained["quantizer.embedding"])
+
+
+def test_token_copy_second_design_is_sized_from_the_first_on_fresh_seeds():
+    from skpaper.papers import tokenizer_1d as paper
+    from skpaper.papers._stats import claim_seeds, sd_upper_limit, seeds_to_decide
+
+    quick, first = paper._CONFIG["quick"], paper._COPY_FIRST_DESIGN
+    looks, key = quick["copy_looks"], quick["copy_key"]
+    # the last look decides wherever the mean lies, at the first design's SD limit and the
+    # level each of the two looks spends
+    level = 0.05 / len(looks)
+    assert looks[-1] == seeds_to_decide(sd_upper_limit(first["sd"], first["n"]),
+                                        paper._COPY_EOI.value, alpha=level)
+    fresh = set(claim_seeds(0, looks[-1], *key))
+    assert not fresh & set(claim_seeds(0, first["n"], *first["key"]))
+    assert not fresh & set(claim_seeds(0, 3, 43, 1))  # the calibration's stream
