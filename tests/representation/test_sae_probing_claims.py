@@ -45,3 +45,30 @@ def test_each_claim_has_its_own_quick_looks():
     assert quick["quiver_looks"] == paper._QUICK_QUIVER_LOOKS
     for looks in (quick["looks"], quick["quiver_looks"]):
         assert list(looks) == sorted(set(looks)) and looks[0] >= 2
+
+
+def test_quiver_second_design_is_sized_from_the_first_on_fresh_seeds():
+    from skpaper.papers._stats import claim_seeds, sd_upper_limit, seeds_needed
+
+    quick, first = paper._CONFIG["quick"], paper._QUIVER_FIRST_DESIGN
+    (n,) = quick["quiver_looks"]
+    eoi = paper._NO_GAIN_EOI.value
+    assert n == seeds_needed(sd_upper_limit(first["sd"], first["n"]), eoi - first["mean"])
+    fresh = set(claim_seeds(0, n, *quick["quiver_key"]))
+    assert not fresh & set(claim_seeds(0, first["n"], *first["key"]))
+    for key in paper._CALIBRATION_KEYS.values():
+        assert not fresh & set(claim_seeds(0, 12, key))
+
+
+def test_quiver_repeats_match_the_full_repeat_and_not_the_worker_count(monkeypatch):
+    from skpaper.papers._environment import CORES_VARIABLE
+
+    seeds = (11, 12)
+    full = {s: paper._quiver_units(paper._repeat("smoke", 0, s)) for s in seeds}
+    drop = ("quiver_with_oracle", paper._ORACLE)
+    for cores in ("1", "2"):
+        monkeypatch.setenv(CORES_VARIABLE, cores)
+        paper._quiver_repeats.cache_clear()
+        got = paper._quiver_repeats("smoke", seeds)
+        for s in seeds:
+            assert got[s] == [{k: v for k, v in u.items() if k not in drop} for u in full[s]]
