@@ -39,7 +39,7 @@ from ._stats import claim_seeds, mean_interval, paired_difference, seed_summary
 SLUG = "focus-instruction-tuning"
 
 register_paper(SLUG, "Focus On This, Not That! Steering LLMs with Adaptive Feature Specification",
-               module="skpaper.language", quick_cost_s=250)
+               module="skpaper.language", quick_cost_s=950)
 
 _K = 3
 _RHO = 0.9

@@ -34,7 +34,7 @@ from ._stats import claim_seeds, paired_difference
 SLUG = "tokenizer-1d"
 
 register_paper(SLUG, "Highly Compressed Tokenizer Can Generate Without Training",
-               module="skpaper.vision", quick_cost_s=250)
+               module="skpaper.vision", quick_cost_s=1400)
 
 _N_TEST = 397
 
