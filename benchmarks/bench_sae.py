@@ -10,6 +10,8 @@ a transformer stack, so the peers are the scikit-learn estimators a user would r
 - Probe search: :class:`~skpaper.representation.ProbeSearchCV` with the paper's folds
   against :class:`sklearn.model_selection.GridSearchCV` on the same folds and ``C`` grid:
   time and the chosen ``C`` / validation AUC (which must agree).
+- Fold AUC: the rank-based AUC of the probe searches against
+  :func:`sklearn.metrics.roc_auc_score` on one validation fold: time and the AUC (equal).
 - SAE probe: :class:`~skpaper.representation.SAEProbeClassifier` (k=16, L1) against the
   paper's L2 logistic-regression baseline on raw activations: time and test AUC.
 
@@ -36,6 +38,7 @@ from skpaper.representation import (
     paper_baselines,
     scarcity_split,
 )
+from skpaper.utils._metrics import binary_roc_auc
 
 
 def _fvu(X, X_hat):
@@ -101,8 +104,22 @@ def make_cases(quick):
         lr = paper_baselines(random_state=0, include=["logreg"])["logreg"].fit(Xtr, ytr)
         return {"test_auc": float(roc_auc_score(yte, lr.decision_function(Xte)))}
 
+    # The fold AUC of the probe searches: 200 validation scores, called once per fold and
+    # candidate (about 1,400 times per repeat of the sae-probing claims).
+    rng = np.random.default_rng(3)
+    y_val, s_val = rng.integers(0, 2, 200), np.round(rng.normal(size=200), 2)
+    n_auc = 200
+
+    def ours_auc():
+        return {"auc": [binary_roc_auc(y_val, s_val) for _ in range(n_auc)][-1]}
+
+    def peer_auc():
+        return {"auc": [float(roc_auc_score(y_val, s_val)) for _ in range(n_auc)][-1]}
+
     params = {"n_pool": n_pool, "n_latents": n_latents, "k": k, "n_train": n_train}
     return [
+        Case("fold ROC AUC (200 scores, ties)", ours_auc, peer_auc,
+             peer_name="roc_auc_score", items=n_auc, params={"n_val": 200}),
         Case(f"TopK SAE fit ({n_pool}x64, m={n_latents})", ours_sae, peer_dictionary_learning,
              peer_name="sklearn MBDL+OMP", items=n_pool * epochs, params=params),
         Case(f"C search, paper folds (n={n_train})", ours_search, peer_grid_search,

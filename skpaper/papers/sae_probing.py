@@ -21,7 +21,6 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
@@ -38,6 +37,7 @@ from ..representation import (
     scarcity_split,
 )
 from ..utils import parallel_map, spawn_seeds
+from ..utils._metrics import binary_roc_auc
 from ._comparison import EffectOfInterest, run_comparison
 from ._plotting import new_figure, save_figure
 from ._registry import register_claim, register_paper, shared_cache
@@ -179,7 +179,7 @@ def _world(scale, seed):
              np.repeat([0, 1], half))
     # Which latent fires on the concept, and how well it alone detects it (its fidelity).
     Z = sae.transform(lab.X)
-    fidelity = [roc_auc_score(lab.y, Z[:, j]) if Z[:, j].any() else 0.5
+    fidelity = [binary_roc_auc(lab.y, Z[:, j]) if Z[:, j].any() else 0.5
                 for j in range(Z.shape[1])]
     return dict(sae=sae, X=lab.X, y=lab.y, shift=shift, fvu=-sae.score(pool.X),
                 latent_fidelity=float(np.max(fidelity)), n_dead=sae.n_dead_latents_,
@@ -245,7 +245,7 @@ def _fit_cell(task, cfg, world, oracle=True):
         for name, est in _candidates(world, cfg, rep_seed, oracle).items():
             fitted = clone(est).fit(X[train], y_train)
             out[name] = (float(fitted.best_score_),
-                         float(roc_auc_score(y[test], fitted.decision_function(X[test]))))
+                         float(binary_roc_auc(y[test], fitted.decision_function(X[test]))))
     return out
 
 

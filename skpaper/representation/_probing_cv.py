@@ -11,7 +11,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
-from sklearn.metrics import check_scoring, roc_auc_score
+from sklearn.metrics import check_scoring
 from sklearn.model_selection import (
     LeavePOut,
     ParameterGrid,
@@ -25,6 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, has_fit_parameter
 
+from ..utils._metrics import binary_roc_auc
 from ..utils._sklearn import HasMethods, Interval, StrOptions, _fit_context, validate_data
 from ._docs import _SHARED_DOCS, Substitution
 
@@ -207,8 +208,7 @@ def fold_score(estimator, X, y, train, val, scorer, is_auc, sample_weight=None):
     w_val = None if sample_weight is None else sample_weight[val]
     model = fit_weighted(clone(estimator), X[train], y[train], w_train)
     if is_auc:
-        return float(roc_auc_score(y[val], positive_scores(model, X[val]),
-                                   sample_weight=w_val))
+        return binary_roc_auc(y[val], positive_scores(model, X[val]), sample_weight=w_val)
     if w_val is None:
         return float(scorer(model, X[val], y[val]))
     return float(scorer(model, X[val], y[val], sample_weight=w_val))
@@ -436,6 +436,5 @@ class ProbeSearchCV(BestEstimatorMixin, ClassifierMixin, MetaEstimatorMixin, Bas
         if not splits:
             # Too few samples to validate: the paper reports the training AUC instead.
             train_scores = positive_scores(self.best_estimator_, X)
-            self.best_score_ = float(roc_auc_score(y, train_scores,
-                                                   sample_weight=sample_weight))
+            self.best_score_ = binary_roc_auc(y, train_scores, sample_weight=sample_weight)
         return self
