@@ -9,7 +9,7 @@ holds the adaptive attack that breaks the standard estimator.
 from . import attacks, checks
 from ._bottomk import DEFAULT_SEED, BottomKSketch, merge_sketches
 from ._distributed import sketch_dask_bag
-from ._robust import RobustCardinalitySketch, deactivation_budget
+from ._robust import RobustCardinalitySketch, deactivation_budget, resolve_epsilon
 
 __all__ = [
     "DEFAULT_SEED",
@@ -19,5 +19,6 @@ __all__ = [
     "checks",
     "deactivation_budget",
     "merge_sketches",
+    "resolve_epsilon",
     "sketch_dask_bag",
 ]

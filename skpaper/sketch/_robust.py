@@ -17,7 +17,7 @@ from ..utils._sklearn import Interval, StrOptions, _fit_context, validate_data
 from ._bottomk import hash_to_unit
 from ._keys import as_key_array, mix_seed
 
-__all__ = ["RobustCardinalitySketch", "deactivation_budget"]
+__all__ = ["RobustCardinalitySketch", "deactivation_budget", "resolve_epsilon"]
 
 #: Grid points per doubling of the threshold grid (``g`` in the notes).
 GRID_DENSITY = 4
@@ -41,6 +41,14 @@ _RESUME_SCALES = 3.0
 _MAX_SCANS = 4
 # Range of epsilon and key_epsilon: beyond it 1 / epsilon**2 under- or overflows.
 _EPSILON_MIN, _EPSILON_MAX = 1e-12, 1e12
+# epsilon="auto" in "tracking" (and "standard", where it is unused): the former default.
+_TRACKING_EPSILON = 0.2
+# epsilon="auto" in "basic": epsilon * sqrt(k) = 1.85, the most noise whose error without
+# attack stays within 1.5 times the standard estimator's (see the Notes and
+# skpaper.papers.robust_cardinality_sketch.calibrate_basic_noise). The count noise is
+# 1 / epsilon out of about 7k/8 and the sampling error about 1 / sqrt(k), so their ratio,
+# and with it the error ratio, is the same at every k when epsilon goes as 1 / sqrt(k).
+_BASIC_NOISE = 1.85
 
 
 def deactivation_budget(epsilon, key_epsilon, delta):
@@ -103,6 +111,38 @@ def deactivation_budget(epsilon, key_epsilon, delta):
     return max(1, int(math.floor(2.0 * rho / epsilon**2)))
 
 
+def resolve_epsilon(epsilon, mode, k):
+    """The ``epsilon`` a :class:`RobustCardinalitySketch` answers with.
+
+    Parameters
+    ----------
+    epsilon : float or "auto"
+        A float is returned as it is. ``"auto"`` is ``0.2`` in ``"tracking"`` and
+        ``"standard"`` and :math:`\\max(1.85 / \\sqrt{k}, 20 / k)` in ``"basic"``.
+    mode : {"standard", "basic", "tracking"}
+        The estimator's mode.
+    k : int
+        The sketch size.
+
+    Returns
+    -------
+    epsilon : float
+
+    Examples
+    --------
+    >>> from skpaper.sketch import resolve_epsilon
+    >>> resolve_epsilon("auto", "tracking", 256), round(resolve_epsilon("auto", "basic", 256), 4)
+    (0.2, 0.1156)
+    >>> resolve_epsilon(0.5, "basic", 256)
+    0.5
+    """
+    if epsilon != "auto":
+        return float(epsilon)
+    if mode != "basic":
+        return _TRACKING_EPSILON
+    return max(_BASIC_NOISE / math.sqrt(k), _MIN_K_EPSILON / k)
+
+
 class _QueryLedger:
     """Mutable per-fit state of the robust estimators: noise source and key charges.
 
@@ -163,10 +203,15 @@ class RobustCardinalitySketch(BaseEstimator):
         ``"standard"``: :math:`(k-1)/\\tau_k`, exact below ``k`` keys.
         ``"basic"``: noisy threshold search and noisy count.
         ``"tracking"``: ``"basic"`` plus per-key charging and deactivation.
-    epsilon : float, default=0.2
+    epsilon : float or "auto", default="auto"
         Privacy parameter :math:`\\varepsilon_0` of one answer's threshold search
         and, separately, of its released count, in ``[1e-12, 1e12]``. Larger is
-        more accurate and less robust.
+        more accurate and less robust. ``"auto"`` is ``0.2`` in ``"tracking"``
+        (deactivation protects it) and :math:`1.85 / \\sqrt{k}` in ``"basic"``
+        (at least ``20 / k``, see the warning in Notes), the most noise whose
+        relative error without attack stays within 1.5 times the standard
+        estimator's (calibrated, see Notes); noise is the basic mode's only
+        protection.
     budget : int or "auto", default="auto"
         Charges :math:`B` at which a key is over-exposed (``"tracking"`` only);
         each answer that a key influences costs it two charges.
@@ -206,6 +251,8 @@ class RobustCardinalitySketch(BaseEstimator):
 
     Attributes
     ----------
+    epsilon_ : float
+        The resolved ``epsilon``.
     thresholds_ : ndarray of shape (n_thresholds,)
         The public geometric grid of widths :math:`w_m` searched by the robust
         modes (above the deactivation threshold, see Notes).
@@ -464,7 +511,8 @@ class RobustCardinalitySketch(BaseEstimator):
     _parameter_constraints: dict = {
         "k": [Interval(Integral, 2, K_MAX, closed="both")],
         "mode": [StrOptions({"standard", "basic", "tracking"})],
-        "epsilon": [Interval(Real, _EPSILON_MIN, _EPSILON_MAX, closed="both")],
+        "epsilon": [Interval(Real, _EPSILON_MIN, _EPSILON_MAX, closed="both"),
+                    StrOptions({"auto"})],
         "budget": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "key_epsilon": [Interval(Real, _EPSILON_MIN, _EPSILON_MAX, closed="both")],
         "max_deactivated": [Interval(Integral, 1, 2**32, closed="both"), StrOptions({"auto"}),
@@ -481,7 +529,7 @@ class RobustCardinalitySketch(BaseEstimator):
         *,
         k=256,
         mode="tracking",
-        epsilon=0.2,
+        epsilon="auto",
         budget="auto",
         key_epsilon=20.0,
         max_deactivated="auto",
@@ -524,9 +572,10 @@ class RobustCardinalitySketch(BaseEstimator):
             validate_data(self, X, accept_sparse="csr")
         if self.n_max <= self.k:
             raise ValueError(f"n_max must be larger than k={self.k}, got n_max={self.n_max}.")
-        if self.mode != "standard" and self.k * self.epsilon < _MIN_K_EPSILON:
+        self.epsilon_ = resolve_epsilon(self.epsilon, self.mode, self.k)
+        if self.mode != "standard" and self.k * self.epsilon_ < _MIN_K_EPSILON:
             warnings.warn(
-                f"k * epsilon = {self.k * self.epsilon:.3g} is below {_MIN_K_EPSILON}: the noisy "
+                f"k * epsilon = {self.k * self.epsilon_:.3g} is below {_MIN_K_EPSILON}: the noisy "
                 "threshold search then stops early by chance in a sizeable share of answers, "
                 "which come out orders of magnitude too large (about 1 in 8 at k=32, "
                 "epsilon=0.4); raise k or epsilon.",
@@ -539,7 +588,7 @@ class RobustCardinalitySketch(BaseEstimator):
         self._ledger = _QueryLedger(np.random.default_rng(int(rng.randint(0, 2**31 - 1))),
                                     self._mixed_seed)
         self.budget_ = (
-            deactivation_budget(self.epsilon, self.key_epsilon, self.delta)
+            deactivation_budget(self.epsilon_, self.key_epsilon, self.delta)
             if self.budget == "auto" else int(self.budget)
         )
         self.max_deactivated_ = (
@@ -674,7 +723,7 @@ class RobustCardinalitySketch(BaseEstimator):
         elif not tau.size:
             tau = np.minimum(theta + phase * self.thresholds_[:1], 1.0)
         counts = np.searchsorted(units, tau, side="left")
-        scale = 1.0 / self.epsilon
+        scale = 1.0 / self.epsilon_
         half = _TARGET_FRACTION * self.k
         start = 0
         for _ in range(_MAX_SCANS):

@@ -1,5 +1,6 @@
 """Smoke-scale claims of robust-cardinality-sketch: structure of the sequential verdicts."""
 
+import numpy as np
 import pytest
 
 from skpaper.papers import get_claims, run_claim
@@ -114,8 +115,9 @@ def test_pareto_design_is_sized_from_the_first_design():
 
 def test_only_the_redesigned_claims_record_a_first_design(smoke_results):
     for claim_id, (result, *_) in smoke_results.items():
-        assert ("first_design" in result.observed) == (
-            claim_id in ("pareto-participation", "basic-outlasts-standard"))
+        assert ("first_design" in result.observed) == (claim_id == "pareto-participation")
+        assert ("former_configuration" in result.observed) == (
+            claim_id == "basic-outlasts-standard")
 
 
 def test_basic_claim_is_a_paired_superiority_over_standard_with_a_noiseless_control(
@@ -138,6 +140,9 @@ def test_basic_claim_is_a_paired_superiority_over_standard_with_a_noiseless_cont
         assert fig["n_queries"] == sketch._BASIC_FACTOR * fig["k"]
         assert fig["standard_deviation"]["values"] == pytest.approx(per_seed["standard"])
         assert fig["noiseless_epsilon"] == sketch._NOISELESS_EPSILON
+        # The basic arm answers with its own default noise, the standard arm needs none.
+        assert fig["basic_epsilon"] == pytest.approx(max(1.85 / np.sqrt(fig["k"]),
+                                                         20 / fig["k"]))
 
 
 def test_basic_calibration_and_designs_share_no_setting_or_seed():
@@ -155,24 +160,41 @@ def test_basic_calibration_and_designs_share_no_setting_or_seed():
     assert out["check"]["arm"] == "basic" and out["control"]["arm"] == "noiseless"
     again = sketch._calibration_basic(seed=0, n_seeds=3, setting=tiny)
     assert again["deviation"] == out["deviation"]
-    # Each later design is sized from the figures of the one before, on fresh seeds: the
-    # second (k256's, which passed) by seeds_needed, the third (k160 only) by seeds_to_decide.
+    # The design that runs is sized from the calibration power figure (SD at its 90% upper
+    # limit), on seeds no former design or calibration drew.
     from skpaper.papers._stats import seeds_to_decide
 
-    first, second = sketch._BASIC_FIRST_DESIGN, sketch._BASIC_SECOND_DESIGN
-    looks, keys = sketch._BASIC_LOOKS["quick"], sketch._BASIC_KEYS
-    fig = first["k256-n8000"]
-    assert looks["k256-n8000"] == (seeds_needed(sd_upper_limit(fig["sd"], fig["n"]),
-                                                -fig["mean"]),)
-    assert keys["k256-n8000"] == second["key"]
-    fig = second["k160-n4000"]
-    assert looks["k160-n4000"] == (seeds_to_decide(sd_upper_limit(fig["sd"], fig["n"]),
-                                                   -sketch._BASIC_EOI.value),)
+    cal_fig = sketch._BASIC_CALIBRATION_FIGURES
+    sd = sd_upper_limit(cal_fig["sd"], cal_fig["n"])
+    looks = sketch._BASIC_LOOKS["quick"]
+    for label in looks:
+        assert looks[label] == (seeds_needed(sd, -cal_fig["mean"], alpha=0.025),
+                                seeds_to_decide(sd, -sketch._BASIC_EOI.value, alpha=0.025))
+    former = sketch._BASIC_FORMER
+    former_keys = {former[d]["key"] for d in ("first_design", "second_design", "third_design")}
+    assert sketch._BASIC_KEY not in former_keys | {96}
     calibration = set(claim_seeds(0, 12, 96))
     for i, setting in enumerate(sketch._SETTINGS["quick"]):
-        label = setting["label"]
-        fresh = set(claim_seeds(0, looks[label][-1], keys[label], i))
-        assert not fresh & set(claim_seeds(0, first[label]["n"], first["key"], i))
+        fresh = set(claim_seeds(0, looks[setting["label"]][-1], sketch._BASIC_KEY, i))
         assert not fresh & calibration
-        if keys[label] != second["key"]:
-            assert not fresh & set(claim_seeds(0, 81, second["key"], i))
+        for key in former_keys:  # seed streams are prefixes: 149 covers every former look
+            assert not fresh & set(claim_seeds(0, 149, key, i))
+
+
+def test_basic_noise_calibration_picks_the_most_noise_within_the_error_budget():
+    from skpaper.papers import robust_cardinality_sketch as sketch
+    from skpaper.sketch._robust import _BASIC_NOISE
+
+    tiny = {"k": 48, "n_queries": 300, "min_size": 2, "max_size": 20}
+    out = sketch._calibration_basic_noise(seed=0, setting=tiny, n_boot=100)
+    ratios = [row["rse_ratio"] for row in out["rows"]]
+    assert len(ratios) == len(sketch._NOISE_GRID)
+    # More noise (smaller c) costs accuracy; the choice is the last c within the budget.
+    assert ratios[-1] > ratios[0] >= 0.9
+    within = [row["c"] for row in out["rows"] if row["upper"] <= sketch._RSE_BUDGET]
+    assert out["choice"] == (min(within) if within else None)
+    # The library default is the choice on the calibration setting (seed 0), which no
+    # claim uses.
+    assert _BASIC_NOISE in sketch._NOISE_GRID
+    k = sketch._NOISE_CALIBRATION["k"]
+    assert all(k != s["k"] for settings in sketch._SETTINGS.values() for s in settings)
