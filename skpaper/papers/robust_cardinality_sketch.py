@@ -571,9 +571,10 @@ def _calibration_basic(seed=0, n_seeds=12, setting=None, basic_noise="auto"):
     estimators under one correlation attack of 2k queries with one secret hash (shared
     by the modes). The basic mode answers with its default epsilon
     (``basic_noise="auto"``, the design that runs) or with the tracking claims'
-    ``51.2 / k`` (``"tracking"``, the former designs). Returns the paired differences against the standard estimator, their
-    means and SDs, and the seeds a one-look t test needs to put the check's upper bound
-    below 0 (basic) and the control's lower bound above the effect of interest.
+    ``51.2 / k`` (``"tracking"``, the former designs). Returns the paired differences
+    against the standard estimator, their means and SDs, and the seeds a one-look t
+    test needs to put the check's upper bound below 0 (basic) and the control's lower
+    bound above the effect of interest.
     """
     from ._stats import seeds_needed
 
