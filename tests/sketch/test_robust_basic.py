@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from skpaper.datasets import make_subset_queries
-from skpaper.sketch import RobustCardinalitySketch
+from skpaper.sketch import RobustCardinalitySketch, resolve_epsilon
 from skpaper.sketch.attacks import correlation_attack, secret_lowest_keys
 
 
@@ -64,3 +64,35 @@ def test_basic_deviation_not_above_standard_under_attack(n_queries):
         assert dev["basic"] <= dev["standard"] + 0.1
     else:
         assert dev["basic"] <= 1.25 * dev["standard"]
+
+
+def test_auto_epsilon_per_mode():
+    assert resolve_epsilon("auto", "tracking", 256) == 0.2
+    assert resolve_epsilon("auto", "standard", 64) == 0.2
+    assert resolve_epsilon("auto", "basic", 256) == pytest.approx(1.85 / 16)
+    # Floored at k * epsilon = 20, below which the threshold search is unreliable.
+    assert resolve_epsilon("auto", "basic", 64) == pytest.approx(20 / 64)
+    assert resolve_epsilon(0.3, "basic", 256) == 0.3
+    for mode in ("basic", "tracking"):
+        est = RobustCardinalitySketch(k=256, mode=mode, random_state=0).fit()
+        assert est.epsilon == "auto"
+        assert est.epsilon_ == resolve_epsilon("auto", mode, 256)
+    # The budget follows the resolved epsilon.
+    est = RobustCardinalitySketch(k=256, random_state=0).fit()
+    same = RobustCardinalitySketch(k=256, epsilon=0.2, random_state=0).fit()
+    assert est.budget_ == same.budget_
+
+
+@pytest.mark.parametrize("k", [128, 320])
+def test_basic_default_noise_within_1_5x_standard_without_attack(k):
+    # Fresh random keys per query (no shared ground set), one secret hash: the basic
+    # mode at its default epsilon stays within 1.5x the standard relative RMSE at a k
+    # below and above the calibration's 192 (the ratio does not drift with k).
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(2 * k, 20 * k, 500)
+    queries = [rng.integers(0, 2**62, size=n) for n in sizes]
+    rmse = {}
+    for mode in ("standard", "basic"):
+        est = RobustCardinalitySketch(k=k, mode=mode, random_state=9).fit()
+        rmse[mode] = np.sqrt(np.mean((est.predict(queries) / sizes - 1) ** 2))
+    assert 1.1 * rmse["standard"] < rmse["basic"] <= 1.5 * rmse["standard"]

@@ -198,3 +198,19 @@ def test_basic_noise_calibration_picks_the_most_noise_within_the_error_budget():
     assert _BASIC_NOISE in sketch._NOISE_GRID
     k = sketch._NOISE_CALIBRATION["k"]
     assert all(k != s["k"] for settings in sketch._SETTINGS.values() for s in settings)
+
+
+def test_basic_noise_tradeoff_reports_error_and_deviation_per_noise():
+    from skpaper.papers import robust_cardinality_sketch as sketch
+
+    tiny = {"label": "tiny", "n": 900, "k": 24}
+    out = sketch._basic_noise_tradeoff(seed=0, n_seeds=3, setting=tiny, grid=(3.70, 1.23),
+                                       factors=(1, 2))
+    assert set(out["by_size"]) == {24, 48}
+    assert set(out["rse_ratio"]) == {"basic c=3.7", "basic c=1.23"}
+    assert out["rse_ratio"]["basic c=1.23"] > out["rse_ratio"]["basic c=3.7"]
+    for row in out["by_size"].values():
+        assert set(row) == {"standard", "basic c=3.7", "basic c=1.23"}
+        assert all(v["upper"] >= v["mean"] >= 0 for v in row.values())
+    assert sketch._TRADEOFF_SETTING["k"] not in {
+        s["k"] for settings in sketch._SETTINGS.values() for s in settings}
