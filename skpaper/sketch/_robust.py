@@ -127,6 +127,7 @@ def resolve_epsilon(epsilon, mode, k):
     Returns
     -------
     epsilon : float
+        The privacy parameter of one answer's search and of its count.
 
     Examples
     --------

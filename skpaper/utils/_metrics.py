@@ -34,6 +34,7 @@ def binary_roc_auc(y_true, y_score, sample_weight=None):
     Returns
     -------
     auc : float
+        The area under the ROC curve, in [0, 1].
 
     Examples
     --------
