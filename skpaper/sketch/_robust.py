@@ -45,7 +45,7 @@ _EPSILON_MIN, _EPSILON_MAX = 1e-12, 1e12
 _TRACKING_EPSILON = 0.2
 # epsilon="auto" in "basic": epsilon * sqrt(k) = 1.85, the most noise whose error without
 # attack stays within 1.5 times the standard estimator's (see the Notes and
-# skpaper.papers.robust_cardinality_sketch.calibrate_basic_noise). The count noise is
+# skpaper.papers.robust_cardinality_sketch._calibration_basic_noise). The count noise is
 # 1 / epsilon out of about 7k/8 and the sampling error about 1 / sqrt(k), so their ratio,
 # and with it the error ratio, is the same at every k when epsilon goes as 1 / sqrt(k).
 _BASIC_NOISE = 1.85
@@ -879,6 +879,8 @@ class RobustCardinalitySketch(BaseEstimator):
         if "_ledger" in state:
             state.setdefault("max_deactivated_", None)
             state.setdefault("max_charged_", None)
+            # Fitted before epsilon="auto": their epsilon is a float.
+            state.setdefault("epsilon_", float(state.get("epsilon", _TRACKING_EPSILON)))
             ledger = state["_ledger"]
             if not hasattr(ledger, "hash_seed"):
                 ledger.hash_seed = state["_mixed_seed"]

@@ -206,10 +206,12 @@ def test_robust_pickle_from_before_rehashing_loads_and_never_rehashes():
     ledger = pickle.loads(pickle.dumps(state["_ledger"]))
     del ledger.hash_seed, ledger.n_rehashes
     old = {**state, "_ledger": ledger}
-    del old["max_deactivated"], old["max_deactivated_"]
+    # Nor epsilon_ (from before epsilon="auto").
+    del old["max_deactivated"], old["max_deactivated_"], old["epsilon_"]
     loaded = RobustCardinalitySketch.__new__(RobustCardinalitySketch)
     loaded.__setstate__(pickle.loads(pickle.dumps(old)))
     assert loaded.get_params()["max_deactivated"] is None
+    assert loaded.epsilon_ == 1.6
     np.testing.assert_array_equal(loaded.predict(queries), est.predict(queries))
     assert loaded.n_rehashes_ == 0
 
