@@ -454,7 +454,8 @@ _BASIC_EOI = EffectOfInterest(
 # Calibration setting of the basic claim (no claim runs it): k = 224 on 7,000 keys,
 # epsilon 51.2 / 224, seed stream key 96.
 _BASIC_CALIBRATION = {"label": "k224-n7000", "n": 7000, "k": 224}
-# Looks from _calibration_basic(seed=0, n_seeds=12) on that setting, 2k = 448 attack
+# Looks of the first design from _calibration_basic(seed=0, n_seeds=12,
+# basic_noise="tracking") on that setting, 2k = 448 attack
 # queries: mean deviation standard 0.358, basic 0.291, noiseless basic 0.395 (SDs 0.097,
 # 0.088, 0.099; 1, 4 and 1 of 12 seeds within the band); basic - standard mean -0.066,
 # SD 0.106, so seeds_needed(0.106, 0.066) = 18 for the upper bound to fall below 0; the
