@@ -195,7 +195,7 @@ def test_basic_noise_calibration_picks_the_most_noise_within_the_error_budget():
     assert out["choice"] == (min(within) if within else None)
     # The library default is the choice on the calibration setting (seed 0), which no
     # claim uses.
-    assert _BASIC_NOISE in sketch._NOISE_GRID
+    assert sketch._calibration_basic_noise(seed=0)["choice"] == _BASIC_NOISE
     k = sketch._NOISE_CALIBRATION["k"]
     assert all(k != s["k"] for settings in sketch._SETTINGS.values() for s in settings)
 
