@@ -879,8 +879,9 @@ class RobustCardinalitySketch(BaseEstimator):
         if "_ledger" in state:
             state.setdefault("max_deactivated_", None)
             state.setdefault("max_charged_", None)
-            # Fitted before epsilon="auto": their epsilon is a float.
-            state.setdefault("epsilon_", float(state.get("epsilon", _TRACKING_EPSILON)))
+            if "epsilon_" not in state:
+                # Fitted before epsilon="auto" existed: their epsilon is a float.
+                state["epsilon_"] = float(state.get("epsilon", _TRACKING_EPSILON))
             ledger = state["_ledger"]
             if not hasattr(ledger, "hash_seed"):
                 ledger.hash_seed = state["_mixed_seed"]

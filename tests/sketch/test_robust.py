@@ -195,6 +195,16 @@ def test_robust_pickle_midstream_continues_identically():
     assert twin.n_deactivated_ == est.n_deactivated_
 
 
+@pytest.mark.parametrize("mode", ["basic", "tracking", "standard"])
+def test_robust_pickle_round_trip_with_auto_epsilon(mode):
+    est = RobustCardinalitySketch(k=32, mode=mode, random_state=3).fit()
+    assert est.epsilon == "auto"
+    twin = pickle.loads(pickle.dumps(est))
+    assert twin.epsilon == "auto" and twin.epsilon_ == est.epsilon_
+    query = [np.arange(800), np.arange(200, 1500)]
+    np.testing.assert_array_equal(twin.predict(query), est.predict(query))
+
+
 def test_robust_pickle_from_before_rehashing_loads_and_never_rehashes():
     # A pickle written before max_deactivated existed: no such parameter or
     # fitted attribute, and a ledger without the hash seed and rehash count.
