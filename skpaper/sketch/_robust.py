@@ -137,7 +137,16 @@ def resolve_epsilon(epsilon, mode, k):
     >>> resolve_epsilon(0.5, "basic", 256)
     0.5
     """
-    if epsilon != "auto":
+    if mode not in ("standard", "basic", "tracking"):
+        raise ValueError(
+            f"mode must be 'standard', 'basic' or 'tracking', got {mode!r}.")
+    if isinstance(k, bool) or not isinstance(k, Integral) or not 2 <= k <= K_MAX:
+        raise ValueError(f"k must be an int in [2, {K_MAX}], got {k!r}.")
+    if not (isinstance(epsilon, str) and epsilon == "auto"):
+        if isinstance(epsilon, bool) or not isinstance(epsilon, Real) \
+                or not _EPSILON_MIN <= epsilon <= _EPSILON_MAX:
+            raise ValueError(
+                f"epsilon must be 'auto' or a float in [1e-12, 1e12], got {epsilon!r}.")
         return float(epsilon)
     if mode != "basic":
         return _TRACKING_EPSILON

@@ -73,6 +73,11 @@ def test_auto_epsilon_per_mode():
     # Floored at k * epsilon = 20, below which the threshold search is unreliable.
     assert resolve_epsilon("auto", "basic", 64) == pytest.approx(20 / 64)
     assert resolve_epsilon(0.3, "basic", 256) == 0.3
+    for bad, name in ((("auto", "basc", 256), "mode"), (("auto", "basic", 0), "k"),
+                      (("auto", "basic", 2.5), "k"), (("Auto", "basic", 256), "epsilon"),
+                      ((0.0, "basic", 256), "epsilon"), ((True, "basic", 256), "epsilon")):
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            resolve_epsilon(*bad)
     for mode in ("basic", "tracking"):
         est = RobustCardinalitySketch(k=256, mode=mode, random_state=0).fit()
         assert est.epsilon == "auto"
